@@ -1,0 +1,43 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Every Strata target is Swift 6 language mode with strict concurrency, and
+/// async functions run on the caller's executor (no executor hop per request).
+let strictSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
+    .enableUpcomingFeature("InferIsolatedConformances"),
+]
+
+let package = Package(
+    name: "Strata",
+    products: [
+        .library(name: "Strata", targets: ["Strata"]),
+        .executable(name: "strata-bench", targets: ["StrataBench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+    ],
+    targets: [
+        .target(
+            name: "Strata",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "StrataBench",
+            dependencies: ["Strata"],
+            path: "Sources/strata-bench",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StrataTests",
+            dependencies: ["Strata"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

@@ -1,0 +1,103 @@
+/// Errors of batch operations.
+public enum BatchError: Error, Equatable, Sendable {
+    /// `set(values, forKey: keys)` got a different number of values and keys.
+    case countMismatch(values: Int, keys: Int)
+}
+
+extension CacheLevel where Key: Hashable {
+    /// The hits among `keys`. Misses and failures are left out; it never throws
+    /// for them. At most `maxConcurrency` gets run at once (unbounded if `nil`).
+    /// Duplicate keys are fetched once.
+    public func batchGetSome(_ keys: [Key], maxConcurrency: Int? = nil) async -> [Key: Value] {
+        var seen = Set<Key>()
+        let unique = keys.filter { seen.insert($0).inserted }
+        let limit = max(1, maxConcurrency ?? unique.count)
+        return await withTaskGroup(of: (Key, Value?).self) { group in
+            var results: [Key: Value] = [:]
+            var next = unique.makeIterator()
+            func addNext() -> Bool {
+                guard let key = next.next() else { return false }
+                group.addTask { (key, try? await self.getIfPresent(key)) }
+                return true
+            }
+            for _ in 0..<limit where !addNext() { break }
+            while let (key, value) = await group.next() {
+                if let value { results[key] = value }
+                _ = addNext()
+            }
+            return results
+        }
+    }
+}
+
+/// A level over sequences of keys: get returns the values **in key order** and
+/// fails as soon as one key fails or misses, cancelling the others.
+public struct AllBatchCache<Inner: CacheLevel>: CacheLevel {
+    public typealias Key = [Inner.Key]
+    public typealias Value = [Inner.Value]
+
+    public let inner: Inner
+    public let maxConcurrency: Int?
+
+    public init(_ inner: Inner, maxConcurrency: Int? = nil) {
+        self.inner = inner
+        self.maxConcurrency = maxConcurrency
+    }
+
+    public var name: String { inner.name }
+
+    public func get(_ keys: [Inner.Key]) async throws -> [Inner.Value] {
+        try await forEachKey(keys) { index in (index, try await inner.get(keys[index])) }
+    }
+
+    public func set(_ values: [Inner.Value], forKey keys: [Inner.Key]) async throws {
+        guard values.count == keys.count else { throw BatchError.countMismatch(values: values.count, keys: keys.count) }
+        _ = try await forEachKey(keys) { index -> (Int, Void) in
+            try await inner.set(values[index], forKey: keys[index])
+            return (index, ())
+        }
+    }
+
+    public func remove(_ keys: [Inner.Key]) async throws {
+        _ = try await forEachKey(keys) { index -> (Int, Void) in
+            try await inner.remove(keys[index])
+            return (index, ())
+        }
+    }
+
+    public func clear() async { await inner.clear() }
+    public func onMemoryWarning() async { await inner.onMemoryWarning() }
+    public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
+
+    /// Runs `operation` for every index with bounded concurrency; results come
+    /// back in index order; the first error cancels the rest and is thrown.
+    private func forEachKey<T: Sendable>(
+        _ keys: [Inner.Key],
+        _ operation: @escaping @Sendable (Int) async throws -> (Int, T)
+    ) async throws -> [T] {
+        let limit = max(1, maxConcurrency ?? keys.count)
+        return try await withThrowingTaskGroup(of: (Int, T).self) { group in
+            var results = [T?](repeating: nil, count: keys.count)
+            var nextIndex = 0
+            func addNext() {
+                guard nextIndex < keys.count else { return }
+                let index = nextIndex
+                nextIndex += 1
+                group.addTask { try await operation(index) }
+            }
+            for _ in 0..<min(limit, keys.count) { addNext() }
+            while let (index, value) = try await group.next() {
+                results[index] = value
+                addNext()
+            }
+            return results.map { $0! }
+        }
+    }
+}
+
+extension CacheLevel {
+    /// This level over arrays of keys: see ``AllBatchCache``.
+    public func allBatch(maxConcurrency: Int? = nil) -> AllBatchCache<Self> {
+        AllBatchCache(self, maxConcurrency: maxConcurrency)
+    }
+}

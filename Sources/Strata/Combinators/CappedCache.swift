@@ -1,0 +1,41 @@
+/// At most `limit` operations in flight on `inner`; the rest wait in line,
+/// first come first served. Clear and memory warnings are not capped.
+public struct CappedCache<Inner: CacheLevel>: CacheLevel {
+    public typealias Key = Inner.Key
+    public typealias Value = Inner.Value
+
+    public let inner: Inner
+    public let semaphore: AsyncSemaphore
+
+    public init(_ inner: Inner, limit: Int) {
+        self.inner = inner
+        self.semaphore = AsyncSemaphore(limit: limit)
+    }
+
+    public var name: String { inner.name }
+
+    public func get(_ key: Key) async throws -> Value {
+        try await semaphore.withPermit { try await inner.get(key) }
+    }
+
+    public func getIfPresent(_ key: Key) async throws -> Value? {
+        try await semaphore.withPermit { try await inner.getIfPresent(key) }
+    }
+
+    public func set(_ value: Value, forKey key: Key) async throws {
+        try await semaphore.withPermit { try await inner.set(value, forKey: key) }
+    }
+
+    public func remove(_ key: Key) async throws {
+        try await semaphore.withPermit { try await inner.remove(key) }
+    }
+
+    public func clear() async { await inner.clear() }
+    public func onMemoryWarning() async { await inner.onMemoryWarning() }
+    public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
+}
+
+extension CacheLevel {
+    /// At most `limit` requests in flight on this level: see ``CappedCache``.
+    public func capRequests(_ limit: Int) -> CappedCache<Self> { CappedCache(self, limit: limit) }
+}

@@ -1,0 +1,79 @@
+/// Which lane a key goes to.
+public enum CacheLevelSwitchResult: Sendable, Equatable {
+    case cacheA
+    case cacheB
+}
+
+/// Two lanes chosen per key. Get, set and remove go to the chosen lane; clear
+/// and memory warnings reach both.
+public struct SwitchCache<A: CacheLevel, B: CacheLevel>: CacheLevel
+where A.Key == B.Key, A.Value == B.Value {
+    public typealias Key = A.Key
+    public typealias Value = A.Value
+
+    public let cacheA: A
+    public let cacheB: B
+    @usableFromInline let choose: @Sendable (Key) -> CacheLevelSwitchResult
+
+    public init(cacheA: A, cacheB: B, switchClosure: @escaping @Sendable (Key) -> CacheLevelSwitchResult) {
+        self.cacheA = cacheA
+        self.cacheB = cacheB
+        self.choose = switchClosure
+    }
+
+    public var name: String { "switch(\(cacheA.name) | \(cacheB.name))" }
+
+    @inlinable public func get(_ key: Key) async throws -> Value {
+        switch choose(key) {
+        case .cacheA: try await cacheA.get(key)
+        case .cacheB: try await cacheB.get(key)
+        }
+    }
+
+    @inlinable public func getIfPresent(_ key: Key) async throws -> Value? {
+        switch choose(key) {
+        case .cacheA: try await cacheA.getIfPresent(key)
+        case .cacheB: try await cacheB.getIfPresent(key)
+        }
+    }
+
+    public func set(_ value: Value, forKey key: Key) async throws {
+        switch choose(key) {
+        case .cacheA: try await cacheA.set(value, forKey: key)
+        case .cacheB: try await cacheB.set(value, forKey: key)
+        }
+    }
+
+    public func remove(_ key: Key) async throws {
+        switch choose(key) {
+        case .cacheA: try await cacheA.remove(key)
+        case .cacheB: try await cacheB.remove(key)
+        }
+    }
+
+    public func clear() async {
+        async let a: Void = cacheA.clear()
+        async let b: Void = cacheB.clear()
+        _ = await (a, b)
+    }
+
+    public func onMemoryWarning() async {
+        async let a: Void = cacheA.onMemoryWarning()
+        async let b: Void = cacheB.onMemoryWarning()
+        _ = await (a, b)
+    }
+
+    public func waitForPendingWrites() async {
+        await cacheA.waitForPendingWrites()
+        await cacheB.waitForPendingWrites()
+    }
+}
+
+/// Lanes: routes each key to `cacheA` or `cacheB` (Carlos's free function).
+public func switchLevels<A: CacheLevel, B: CacheLevel>(
+    cacheA: A,
+    cacheB: B,
+    switchClosure: @escaping @Sendable (A.Key) -> CacheLevelSwitchResult
+) -> SwitchCache<A, B> where A.Key == B.Key, A.Value == B.Value {
+    SwitchCache(cacheA: cacheA, cacheB: cacheB, switchClosure: switchClosure)
+}

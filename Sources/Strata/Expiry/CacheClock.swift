@@ -1,0 +1,68 @@
+import Foundation
+import Synchronization
+
+/// A point in wall-clock time, in nanoseconds since 1970. Expiry is stored in
+/// this form so it survives restarts (disk) and compares cheaply (memory).
+public struct CacheInstant: Comparable, Hashable, Sendable, Codable {
+    public var nanosecondsSince1970: Int64
+
+    public init(nanosecondsSince1970: Int64) { self.nanosecondsSince1970 = nanosecondsSince1970 }
+
+    public init(_ date: Date) {
+        self.nanosecondsSince1970 = Int64((date.timeIntervalSince1970 * 1e9).rounded())
+    }
+
+    public var date: Date { Date(timeIntervalSince1970: Double(nanosecondsSince1970) / 1e9) }
+
+    /// This instant moved by `duration` (saturating).
+    public func advanced(by duration: Duration) -> CacheInstant {
+        let (sum, overflow) = nanosecondsSince1970.addingReportingOverflow(duration.nanoseconds)
+        return CacheInstant(nanosecondsSince1970: overflow ? (duration < .zero ? .min : .max) : sum)
+    }
+
+    public static func < (lhs: CacheInstant, rhs: CacheInstant) -> Bool {
+        lhs.nanosecondsSince1970 < rhs.nanosecondsSince1970
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds (saturating).
+    public var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return scaled &+ attoseconds / 1_000_000_000
+    }
+}
+
+/// Where levels read the time from. Inject a ``TestClock`` to test expiry
+/// without sleeping.
+public protocol CacheClock: Sendable {
+    func now() -> CacheInstant
+}
+
+/// The system's wall clock.
+public struct SystemClock: CacheClock {
+    public init() {}
+    public func now() -> CacheInstant {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return CacheInstant(nanosecondsSince1970: Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec))
+    }
+}
+
+/// A clock that moves only when told to.
+public final class TestClock: CacheClock {
+    private let nanos: Atomic<Int64>
+
+    public init(_ start: CacheInstant = CacheInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)) {
+        nanos = Atomic(start.nanosecondsSince1970)
+    }
+
+    public func now() -> CacheInstant { CacheInstant(nanosecondsSince1970: nanos.load(ordering: .relaxed)) }
+
+    /// Moves the clock forward.
+    public func advance(by duration: Duration) {
+        nanos.add(duration.nanoseconds, ordering: .relaxed)
+    }
+}

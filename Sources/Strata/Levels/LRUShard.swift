@@ -1,0 +1,129 @@
+import Synchronization
+
+/// A key with its hash computed once: the shard is chosen from the same hash
+/// the shard's dictionary uses, so a lookup hashes the user's key only once.
+@usableFromInline
+struct HashedKey<Key: Hashable>: Hashable {
+    @usableFromInline let key: Key
+    @usableFromInline let hash: Int
+
+    @inlinable init(_ key: Key) {
+        self.key = key
+        self.hash = key.hashValue
+    }
+
+    @inlinable func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+    @inlinable static func == (lhs: Self, rhs: Self) -> Bool { lhs.hash == rhs.hash && lhs.key == rhs.key }
+}
+
+/// One entry of a shard's intrusive LRU list (indices into `nodes`).
+@usableFromInline
+struct LRUNode<Key: Hashable, Value> {
+    @usableFromInline var key: HashedKey<Key>?
+    @usableFromInline var value: Value?
+    @usableFromInline var cost: Int
+    /// Expiry in ns since 1970, or 0 for none.
+    @usableFromInline var expiresAt: Int64
+    /// The level-wide access clock at the last read or write.
+    @usableFromInline var stamp: UInt64
+    @usableFromInline var prev: Int32
+    @usableFromInline var next: Int32
+
+    @inlinable init(key: HashedKey<Key>, value: Value, cost: Int, expiresAt: Int64, stamp: UInt64) {
+        self.key = key
+        self.value = value
+        self.cost = cost
+        self.expiresAt = expiresAt
+        self.stamp = stamp
+        self.prev = -1
+        self.next = -1
+    }
+}
+
+/// The state of one shard: a dictionary into an index-linked LRU list, most
+/// recent at `head`. Nodes are ordered by stamp because stamps are taken
+/// under the shard's lock.
+@usableFromInline
+struct LRUShardState<Key: Hashable, Value> {
+    @usableFromInline var index: [HashedKey<Key>: Int32] = [:]
+    @usableFromInline var nodes: [LRUNode<Key, Value>] = []
+    @usableFromInline var free: [Int32] = []
+    @usableFromInline var head: Int32 = -1
+    @usableFromInline var tail: Int32 = -1
+
+    @inlinable init() {}
+
+    @inlinable var tailStamp: UInt64 { tail < 0 ? .max : nodes[Int(tail)].stamp }
+
+    @inlinable mutating func unlink(_ i: Int32) {
+        let prev = nodes[Int(i)].prev, next = nodes[Int(i)].next
+        if prev >= 0 { nodes[Int(prev)].next = next } else { head = next }
+        if next >= 0 { nodes[Int(next)].prev = prev } else { tail = prev }
+        nodes[Int(i)].prev = -1
+        nodes[Int(i)].next = -1
+    }
+
+    @inlinable mutating func pushFront(_ i: Int32) {
+        nodes[Int(i)].prev = -1
+        nodes[Int(i)].next = head
+        if head >= 0 { nodes[Int(head)].prev = i }
+        head = i
+        if tail < 0 { tail = i }
+    }
+
+    @inlinable mutating func touch(_ i: Int32, stamp: UInt64) {
+        nodes[Int(i)].stamp = stamp
+        if head != i {
+            unlink(i)
+            pushFront(i)
+        }
+    }
+
+    @inlinable mutating func insert(_ node: LRUNode<Key, Value>) {
+        let i: Int32
+        if let reused = free.popLast() {
+            i = reused
+            nodes[Int(i)] = node
+        } else {
+            i = Int32(nodes.count)
+            nodes.append(node)
+        }
+        index[node.key!] = i
+        pushFront(i)
+    }
+
+    /// Removes node `i`; returns its cost.
+    @inlinable @discardableResult mutating func removeNode(_ i: Int32) -> Int {
+        unlink(i)
+        let cost = nodes[Int(i)].cost
+        if let key = nodes[Int(i)].key { index[key] = nil }
+        nodes[Int(i)].key = nil
+        nodes[Int(i)].value = nil
+        free.append(i)
+        return cost
+    }
+
+    @inlinable mutating func removeAll() -> (count: Int, cost: Int) {
+        let removed = (index.count, nodes.reduce(0) { $0 + ($1.key == nil ? 0 : $1.cost) })
+        self = LRUShardState()
+        return removed
+    }
+}
+
+/// A shard: its state behind a lock, plus its least-recent stamp published
+/// for the evictor, which compares shards without locking them.
+@usableFromInline
+final class LRUShard<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    @usableFromInline let state = Mutex(LRUShardState<Key, Value>())
+    @usableFromInline let tailStamp = Atomic<UInt64>(.max)
+
+    @inlinable init() {}
+
+    @inlinable func publishTail(_ state: borrowing LRUShardState<Key, Value>) {
+        tailStamp.store(state.tailStamp, ordering: .relaxed)
+    }
+}
+
+extension HashedKey: Sendable where Key: Sendable {}
+extension LRUNode: Sendable where Key: Sendable, Value: Sendable {}
+extension LRUShardState: Sendable where Key: Sendable, Value: Sendable {}

@@ -1,0 +1,254 @@
+import Synchronization
+
+/// Errors of ``MemoryCacheLevel``.
+public enum MemoryCacheError: Error, Equatable, Sendable {
+    /// The value alone costs more than the whole capacity; it was not stored
+    /// (an earlier value for the key, if any, is kept).
+    case valueTooLarge(cost: Int, capacity: Int)
+}
+
+/// An in-memory level with a byte capacity, an optional count limit, LRU
+/// eviction over the whole level, and optional expiry.
+///
+/// - Cost is bytes (``CacheCost``, or a closure); the limit is inclusive:
+///   capacity 300 holds three 100-byte values.
+/// - Reads count as use: every hit moves its entry to most-recently-used
+///   before the next eviction decision.
+/// - Entries live in 16 shards, each behind its own lock, so two threads
+///   rarely meet; a level-wide access clock orders entries across shards, and
+///   the evictor removes the globally least recently used entry.
+/// - ``onMemoryWarning()`` empties it.
+public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: ExpirableCacheLevel {
+    @usableFromInline static var shardCount: Int { 16 }
+
+    @usableFromInline let shards: [LRUShard<Key, Value>]
+    @usableFromInline let accessClock = Atomic<UInt64>(0)
+    @usableFromInline let costTotal = Atomic<Int>(0)
+    @usableFromInline let entryTotal = Atomic<Int>(0)
+    @usableFromInline let evictionTotal = Atomic<Int>(0)
+    @usableFromInline let evictionLock = Mutex(())
+    @usableFromInline let costOf: @Sendable (Value) -> Int
+    @usableFromInline let defaultTTL: Duration?
+
+    /// The byte capacity (inclusive).
+    public let capacity: Int
+    /// The most entries kept, if limited.
+    public let countLimit: Int?
+    public let clock: any CacheClock
+    public let name: String
+
+    /// A level holding at most `capacity` bytes as measured by `cost`.
+    public init(
+        name: String = "memory",
+        capacity: Int,
+        countLimit: Int? = nil,
+        defaultTTL: Duration? = nil,
+        clock: any CacheClock = SystemClock(),
+        cost: @escaping @Sendable (Value) -> Int
+    ) {
+        precondition(capacity >= 0, "capacity must not be negative")
+        self.name = name
+        self.capacity = capacity
+        self.countLimit = countLimit
+        self.defaultTTL = defaultTTL
+        self.clock = clock
+        self.costOf = cost
+        self.shards = (0..<Self.shardCount).map { _ in LRUShard() }
+    }
+
+    /// Entries currently stored.
+    public var count: Int { entryTotal.load(ordering: .relaxed) }
+    /// Bytes currently stored.
+    public var totalCost: Int { costTotal.load(ordering: .relaxed) }
+    /// Entries evicted for capacity or count since creation.
+    public var evictions: Int { evictionTotal.load(ordering: .relaxed) }
+
+    @inlinable
+    func shard(for key: HashedKey<Key>) -> LRUShard<Key, Value> {
+        shards[(key.hash >> 7) & (Self.shardCount - 1)]
+    }
+
+    /// The value for `key` without suspending (a hit counts as a use).
+    @inlinable
+    public func value(forKey key: Key) -> Value? {
+        let hashed = HashedKey(key)
+        let shard = shard(for: hashed)
+        let (value, expiredCost) = shard.state.withLock { state -> (Value?, Int?) in
+            guard let i = state.index[hashed] else { return (nil, nil) }
+            let expiresAt = state.nodes[Int(i)].expiresAt
+            if expiresAt != 0 && clock.now().nanosecondsSince1970 >= expiresAt {
+                let cost = state.removeNode(i)
+                shard.publishTail(state)
+                return (nil, cost)
+            }
+            let wasTail = state.tail == i
+            state.touch(i, stamp: accessClock.wrappingAdd(1, ordering: .relaxed).newValue)
+            if wasTail { shard.publishTail(state) }
+            return (state.nodes[Int(i)].value, nil)
+        }
+        if let expiredCost { account(count: -1, cost: -expiredCost) }
+        return value
+    }
+
+    @inlinable
+    public func get(_ key: Key) async throws -> Value {
+        guard let value = value(forKey: key) else { throw FetchError.valueNotInCache }
+        return value
+    }
+
+    @inlinable
+    public func getIfPresent(_ key: Key) async throws -> Value? { value(forKey: key) }
+
+    @inlinable
+    public func set(_ value: Value, forKey key: Key) async throws {
+        try store(value, forKey: key, expiresAt: nil)
+    }
+
+    public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
+        try store(value, forKey: key, expiresAt: expiresAt)
+    }
+
+    /// Stores without suspending; throws ``MemoryCacheError/valueTooLarge(cost:capacity:)``.
+    @inlinable
+    public func store(_ value: Value, forKey key: Key, expiresAt: CacheInstant? = nil) throws {
+        let cost = costOf(value)
+        guard cost <= capacity else { throw MemoryCacheError.valueTooLarge(cost: cost, capacity: capacity) }
+        let deadline = expiresAt ?? defaultTTL.map { clock.now().advanced(by: $0) }
+        let hashed = HashedKey(key)
+        let shard = shard(for: hashed)
+        let (countDelta, costDelta) = shard.state.withLock { state -> (Int, Int) in
+            let stamp = accessClock.wrappingAdd(1, ordering: .relaxed).newValue
+            let expires = deadline?.nanosecondsSince1970 ?? 0
+            if let i = state.index[hashed] {
+                let delta = cost - state.nodes[Int(i)].cost
+                state.nodes[Int(i)].value = value
+                state.nodes[Int(i)].cost = cost
+                state.nodes[Int(i)].expiresAt = expires
+                state.touch(i, stamp: stamp)
+                shard.publishTail(state)
+                return (0, delta)
+            }
+            state.insert(LRUNode(key: hashed, value: value, cost: cost, expiresAt: expires, stamp: stamp))
+            shard.publishTail(state)
+            return (1, cost)
+        }
+        account(count: countDelta, cost: costDelta)
+        if totalCost > capacity || (countLimit.map { count > $0 } ?? false) { evict() }
+    }
+
+    @inlinable
+    func account(count: Int, cost: Int) {
+        if count != 0 { entryTotal.add(count, ordering: .relaxed) }
+        if cost != 0 { costTotal.add(cost, ordering: .relaxed) }
+    }
+
+    /// Removes least-recently-used entries, across all shards, until the level
+    /// is within its limits.
+    @usableFromInline
+    func evict() {
+        evictionLock.withLock { _ in
+            while totalCost > capacity || (countLimit.map { count > $0 } ?? false) {
+                var victim: LRUShard<Key, Value>?
+                var oldest = UInt64.max
+                for shard in shards {
+                    let stamp = shard.tailStamp.load(ordering: .relaxed)
+                    if stamp < oldest { oldest = stamp; victim = shard }
+                }
+                guard let victim else { return }
+                let cost = victim.state.withLock { state -> Int? in
+                    guard state.tail >= 0 else { return nil }
+                    let cost = state.removeNode(state.tail)
+                    victim.publishTail(state)
+                    return cost
+                }
+                if let cost {
+                    account(count: -1, cost: -cost)
+                    evictionTotal.add(1, ordering: .relaxed)
+                }
+            }
+        }
+    }
+
+    public func remove(_ key: Key) async throws {
+        let hashed = HashedKey(key)
+        let shard = shard(for: hashed)
+        let cost = shard.state.withLock { state -> Int? in
+            guard let i = state.index[hashed] else { return nil }
+            let cost = state.removeNode(i)
+            shard.publishTail(state)
+            return cost
+        }
+        if let cost { account(count: -1, cost: -cost) }
+    }
+
+    public func clear() async { removeAll() }
+
+    /// Empties the level.
+    public func onMemoryWarning() async { removeAll() }
+
+    /// Removes every entry without suspending.
+    public func removeAll() {
+        for shard in shards {
+            let (count, cost) = shard.state.withLock { state -> (Int, Int) in
+                let removed = state.removeAll()
+                shard.publishTail(state)
+                return removed
+            }
+            account(count: -count, cost: -cost)
+        }
+    }
+
+    @discardableResult
+    public func removeExpired() async -> Int {
+        let now = clock.now().nanosecondsSince1970
+        var removed = 0
+        for shard in shards {
+            let (count, cost) = shard.state.withLock { state -> (Int, Int) in
+                var count = 0, cost = 0
+                for i in state.nodes.indices where state.nodes[i].key != nil {
+                    let expires = state.nodes[i].expiresAt
+                    if expires != 0 && now >= expires {
+                        cost += state.removeNode(Int32(i))
+                        count += 1
+                    }
+                }
+                shard.publishTail(state)
+                return (count, cost)
+            }
+            account(count: -count, cost: -cost)
+            removed += count
+        }
+        return removed
+    }
+
+    /// Keys from most to least recently used (a snapshot; for tests and tools).
+    public func keysByRecency() -> [Key] {
+        var all: [(UInt64, Key)] = []
+        for shard in shards {
+            shard.state.withLock { state in
+                var i = state.head
+                while i >= 0 {
+                    let node = state.nodes[Int(i)]
+                    all.append((node.stamp, node.key!.key))
+                    i = node.next
+                }
+            }
+        }
+        return all.sorted { $0.0 > $1.0 }.map(\.1)
+    }
+}
+
+extension MemoryCacheLevel where Value: CacheCost {
+    /// A level holding at most `capacity` bytes of values (their ``CacheCost``).
+    public convenience init(
+        name: String = "memory",
+        capacity: Int,
+        countLimit: Int? = nil,
+        defaultTTL: Duration? = nil,
+        clock: any CacheClock = SystemClock()
+    ) {
+        self.init(name: name, capacity: capacity, countLimit: countLimit, defaultTTL: defaultTTL, clock: clock) {
+            $0.cacheCost
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import Logging
+
+/// A level that counts what passes through it (see ``LevelStatistics``), times
+/// gets, emits ``CacheEvent``s to observers and request traces, and logs each
+/// operation at `trace` level under `strata.<name>`.
+///
+/// Back-fill writes (sets started by a composed get) are counted as
+/// `backfills`/`backfillFailures`, not as sets.
+public struct InstrumentedCache<Inner: CacheLevel>: CacheLevel {
+    public typealias Key = Inner.Key
+    public typealias Value = Inner.Value
+
+    public let inner: Inner
+    public let statistics: LevelStatistics
+    let logger: Logger
+
+    public init(_ inner: Inner, name: String) {
+        self.inner = inner
+        self.statistics = LevelStatistics(name: name)
+        self.logger = Logger(label: "strata.\(name)")
+    }
+
+    public var name: String { statistics.name }
+
+    public func get(_ key: Key) async throws -> Value {
+        guard let value = try await getIfPresent(key) else { throw FetchError.valueNotInCache }
+        return value
+    }
+
+    public func getIfPresent(_ key: Key) async throws -> Value? {
+        let stats = statistics
+        stats.gets.increment()
+        let start = ContinuousClock.now
+        do {
+            let value = try await inner.getIfPresent(key)
+            let elapsed = ContinuousClock.now - start
+            stats.getLatency.record(elapsed)
+            if value == nil { stats.misses.increment() } else { stats.hits.increment() }
+            report(.get, value == nil ? .miss : .hit, key, elapsed, nil)
+            return value
+        } catch {
+            let elapsed = ContinuousClock.now - start
+            if error is CancellationError {
+                report(.get, .error, key, elapsed, error)
+                throw error
+            }
+            stats.getLatency.record(elapsed)
+            stats.errors.increment()
+            report(.get, .error, key, elapsed, error)
+            throw error
+        }
+    }
+
+    public func set(_ value: Value, forKey key: Key) async throws {
+        let stats = statistics
+        let backfill = CacheContext.isBackfill
+        let start = ContinuousClock.now
+        do {
+            try await inner.set(value, forKey: key)
+            if backfill { stats.backfills.increment() } else { stats.sets.increment() }
+            report(.set, .stored, key, ContinuousClock.now - start, nil)
+        } catch {
+            if backfill { stats.backfillFailures.increment() } else { stats.setErrors.increment() }
+            report(.set, .error, key, ContinuousClock.now - start, error)
+            throw error
+        }
+    }
+
+    public func remove(_ key: Key) async throws {
+        let start = ContinuousClock.now
+        do {
+            try await inner.remove(key)
+            statistics.removes.increment()
+            report(.remove, .removed, key, ContinuousClock.now - start, nil)
+        } catch {
+            statistics.errors.increment()
+            report(.remove, .error, key, ContinuousClock.now - start, error)
+            throw error
+        }
+    }
+
+    public func clear() async {
+        let start = ContinuousClock.now
+        await inner.clear()
+        statistics.clears.increment()
+        report(.clear, .cleared, "", ContinuousClock.now - start, nil)
+    }
+
+    public func onMemoryWarning() async {
+        let start = ContinuousClock.now
+        await inner.onMemoryWarning()
+        statistics.memoryWarnings.increment()
+        report(.clear, .memoryWarning, "", ContinuousClock.now - start, nil)
+    }
+
+    public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
+
+    private func report(
+        _ operation: CacheOperation, _ outcome: CacheEvent.Outcome, _ key: some Sendable,
+        _ duration: Duration, _ error: (any Error)?
+    ) {
+        if logger.logLevel <= .trace {
+            logger.trace("\(operation.rawValue) \(outcome.rawValue)", metadata: [
+                "key": "\(describeKey(key))", "ns": "\(duration.nanoseconds)",
+            ])
+        }
+        guard statistics.wantsEvents else { return }
+        statistics.emit(CacheEvent(
+            level: statistics.name, operation: operation, outcome: outcome, key: describeKey(key),
+            duration: duration, isBackfill: CacheContext.isBackfill, error: error.map { "\($0)" }
+        ))
+    }
+}
+
+extension CacheLevel {
+    /// This level with statistics and events under `name`: see ``InstrumentedCache``.
+    public func instrumented(name: String) -> InstrumentedCache<Self> { InstrumentedCache(self, name: name) }
+}

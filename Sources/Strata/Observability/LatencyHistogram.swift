@@ -1,0 +1,75 @@
+import Synchronization
+
+/// A lock-free log-linear latency histogram: four buckets per power of two of
+/// nanoseconds (≤ 19% relative error), from 1 ns to about 18 minutes.
+/// Recording is one relaxed atomic add; reading never blocks writers.
+public final class LatencyHistogram: Sendable {
+    static let subBuckets = 4
+    static let bucketCount = 41 * 4
+    private let buckets: InlineArray<164, Atomic<UInt64>>
+
+    public init() {
+        buckets = InlineArray { _ in Atomic(0) }
+    }
+
+    static func bucket(for nanoseconds: UInt64) -> Int {
+        let value = max(nanoseconds, 1)
+        let msb = 63 - value.leadingZeroBitCount
+        if msb < 2 { return Int(value) }  // 1..3 exactly
+        let sub = Int((value >> UInt64(msb - 2)) & 3)
+        return min(msb * subBuckets + sub, bucketCount - 1)
+    }
+
+    /// The smallest value that lands in bucket `index`.
+    static func lowerBound(of index: Int) -> UInt64 {
+        if index < 4 { return UInt64(index) }
+        let msb = index / subBuckets, sub = index % subBuckets
+        return (UInt64(4 + sub)) << UInt64(msb - 2)
+    }
+
+    /// Records one observation.
+    public func record(nanoseconds: UInt64) {
+        buckets[Self.bucket(for: nanoseconds)].add(1, ordering: .relaxed)
+    }
+
+    public func record(_ duration: Duration) {
+        record(nanoseconds: UInt64(clamping: max(duration.nanoseconds, 0)))
+    }
+
+    /// Forgets everything recorded.
+    public func reset() {
+        for i in buckets.indices { buckets[i].store(0, ordering: .relaxed) }
+    }
+
+    /// A copy of the counts, for percentiles.
+    public func snapshot() -> LatencySnapshot {
+        var counts = [UInt64](repeating: 0, count: Self.bucketCount)
+        for i in buckets.indices { counts[i] = buckets[i].load(ordering: .relaxed) }
+        return LatencySnapshot(counts: counts)
+    }
+}
+
+/// Bucket counts of a ``LatencyHistogram`` at one moment.
+public struct LatencySnapshot: Sendable, Equatable {
+    public let counts: [UInt64]
+
+    public var total: UInt64 { counts.reduce(0, +) }
+
+    /// The latency below which `fraction` (0...1) of observations fall, as the
+    /// midpoint of its bucket, in nanoseconds; `nil` when nothing was recorded.
+    public func percentile(_ fraction: Double) -> UInt64? {
+        let total = self.total
+        guard total > 0 else { return nil }
+        let rank = UInt64((Double(total) * min(max(fraction, 0), 1)).rounded(.up))
+        var seen: UInt64 = 0
+        for (index, count) in counts.enumerated() where count > 0 {
+            seen += count
+            if seen >= max(rank, 1) {
+                let low = LatencyHistogram.lowerBound(of: index)
+                let high = index + 1 < counts.count ? LatencyHistogram.lowerBound(of: index + 1) : low
+                return (low + high) / 2
+            }
+        }
+        return nil
+    }
+}
