@@ -149,3 +149,47 @@ import Testing
         #expect(Set(keys).count == keys.count)
     }
 }
+
+@Suite struct MemoryCacheLevelModelTests {
+    /// A deterministic generator so failures reproduce.
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test(arguments: [1, 2, 3, 4])
+    func matchesAReferenceLRUExactly(seed: UInt64) async throws {
+        var random = SplitMix(state: seed)
+        let capacity = 40
+        let level = MemoryCacheLevel<Int, Int>(capacity: capacity) { _ in 1 }
+        var reference: [Int] = []  // most recent first
+        for step in 0..<20_000 {
+            let key = Int.random(in: 0..<120, using: &random)
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<4:
+                try level.store(key, forKey: key)
+                reference.removeAll { $0 == key }
+                reference.insert(key, at: 0)
+                if reference.count > capacity { reference.removeLast() }
+            case 4:
+                try await level.remove(key)
+                reference.removeAll { $0 == key }
+            default:
+                let hit = level.value(forKey: key) != nil
+                #expect(hit == reference.contains(key), "step \(step) key \(key)")
+                if hit {
+                    reference.removeAll { $0 == key }
+                    reference.insert(key, at: 0)
+                }
+            }
+        }
+        #expect(level.keysByRecency() == reference)
+        #expect(level.count == reference.count)
+    }
+}

@@ -41,8 +41,14 @@ struct LRUNode<Key: Hashable, Value> {
 }
 
 /// The state of one shard: a dictionary into an index-linked LRU list, most
-/// recent at `head`. Nodes are ordered by stamp because stamps are taken
-/// under the shard's lock.
+/// recent at `head`.
+///
+/// Reads are recorded lazily: a hit stamps its node and appends to `readLog`
+/// instead of relinking the list (that write touches three other nodes and
+/// costs more than the look-up). The log is replayed in order, skipping
+/// entries a later read superseded, before any write to the list, when it is
+/// full, and before the evictor trusts `tail`. After a replay the list is
+/// ordered by stamp, exactly as if every read had moved its node.
 @usableFromInline
 struct LRUShardState<Key: Hashable, Value> {
     @usableFromInline var index: [HashedKey<Key>: Int32] = [:]
@@ -50,8 +56,30 @@ struct LRUShardState<Key: Hashable, Value> {
     @usableFromInline var free: [Int32] = []
     @usableFromInline var head: Int32 = -1
     @usableFromInline var tail: Int32 = -1
+    @usableFromInline var readLog: [(index: Int32, stamp: UInt64)] = []
+
+    @usableFromInline static var readLogCapacity: Int { 64 }
 
     @inlinable init() {}
+
+    /// Records a hit on node `i` (applied to the list later).
+    @inlinable mutating func recordRead(_ i: Int32, stamp: UInt64) {
+        nodes[Int(i)].stamp = stamp
+        if head == i && readLog.isEmpty { return }
+        if readLog.capacity == 0 { readLog.reserveCapacity(Self.readLogCapacity) }
+        readLog.append((i, stamp))
+        if readLog.count >= Self.readLogCapacity { applyReads() }
+    }
+
+    /// Replays recorded reads so the list order reflects them.
+    @inlinable mutating func applyReads() {
+        guard !readLog.isEmpty else { return }
+        for (i, stamp) in readLog where nodes[Int(i)].key != nil && nodes[Int(i)].stamp == stamp && head != i {
+            unlink(i)
+            pushFront(i)
+        }
+        readLog.removeAll(keepingCapacity: true)
+    }
 
     @inlinable var tailStamp: UInt64 { tail < 0 ? .max : nodes[Int(tail)].stamp }
 
@@ -71,6 +99,7 @@ struct LRUShardState<Key: Hashable, Value> {
         if tail < 0 { tail = i }
     }
 
+    /// Moves node `i` to the front now (writes); call ``applyReads()`` first.
     @inlinable mutating func touch(_ i: Int32, stamp: UInt64) {
         nodes[Int(i)].stamp = stamp
         if head != i {
@@ -119,7 +148,12 @@ final class LRUShard<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     @inlinable init() {}
 
-    @inlinable func publishTail(_ state: borrowing LRUShardState<Key, Value>) {
+    /// Replays pending reads, then publishes the tail's stamp. Replaying first
+    /// keeps the invariant the evictor relies on: a published stamp is never
+    /// newer than the shard's real least-recent entry (a read tail node carries
+    /// a fresh stamp until the list is replayed).
+    @inlinable func publishTail(_ state: inout LRUShardState<Key, Value>) {
+        state.applyReads()
         tailStamp.store(state.tailStamp, ordering: .relaxed)
     }
 }

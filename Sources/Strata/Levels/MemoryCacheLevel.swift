@@ -78,12 +78,12 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             let expiresAt = state.nodes[Int(i)].expiresAt
             if expiresAt != 0 && clock.now().nanosecondsSince1970 >= expiresAt {
                 let cost = state.removeNode(i)
-                shard.publishTail(state)
+                shard.publishTail(&state)
                 return (nil, cost)
             }
-            let wasTail = state.tail == i
-            state.touch(i, stamp: accessClock.wrappingAdd(1, ordering: .relaxed).newValue)
-            if wasTail { shard.publishTail(state) }
+            // The published tail stamp may now be older than the truth; the
+            // evictor replays the log before it relies on it.
+            state.recordRead(i, stamp: accessClock.wrappingAdd(1, ordering: .relaxed).newValue)
             return (state.nodes[Int(i)].value, nil)
         }
         if let expiredCost { account(count: -1, cost: -expiredCost) }
@@ -117,6 +117,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         let hashed = HashedKey(key)
         let shard = shard(for: hashed)
         let (countDelta, costDelta) = shard.state.withLock { state -> (Int, Int) in
+            state.applyReads()
             let stamp = accessClock.wrappingAdd(1, ordering: .relaxed).newValue
             let expires = deadline?.nanosecondsSince1970 ?? 0
             if let i = state.index[hashed] {
@@ -125,11 +126,11 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
                 state.nodes[Int(i)].cost = cost
                 state.nodes[Int(i)].expiresAt = expires
                 state.touch(i, stamp: stamp)
-                shard.publishTail(state)
+                shard.publishTail(&state)
                 return (0, delta)
             }
             state.insert(LRUNode(key: hashed, value: value, cost: cost, expiresAt: expires, stamp: stamp))
-            shard.publishTail(state)
+            shard.publishTail(&state)
             return (1, cost)
         }
         account(count: countDelta, cost: costDelta)
@@ -148,20 +149,31 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     func evict() {
         evictionLock.withLock { _ in
             while totalCost > capacity || (countLimit.map { count > $0 } ?? false) {
+                // Published stamps are never newer than the truth (a read can
+                // only make a shard's real tail newer), so the shard with the
+                // oldest published stamp is a candidate: replay its reads and
+                // evict only if its real tail is still the oldest.
                 var victim: LRUShard<Key, Value>?
-                var oldest = UInt64.max
+                var oldest = UInt64.max, runnerUp = UInt64.max
                 for shard in shards {
                     let stamp = shard.tailStamp.load(ordering: .relaxed)
-                    if stamp < oldest { oldest = stamp; victim = shard }
+                    if stamp < oldest {
+                        runnerUp = oldest
+                        oldest = stamp
+                        victim = shard
+                    } else if stamp < runnerUp {
+                        runnerUp = stamp
+                    }
                 }
                 guard let victim else { return }
-                let cost = victim.state.withLock { state -> Int? in
-                    guard state.tail >= 0 else { return nil }
-                    let cost = state.removeNode(state.tail)
-                    victim.publishTail(state)
-                    return cost
+                let cost = victim.state.withLock { state -> Int?? in
+                    state.applyReads()
+                    defer { victim.publishTail(&state) }
+                    guard state.tail >= 0 else { return .some(nil) }
+                    guard state.tailStamp <= runnerUp else { return nil }  // stale: choose again
+                    return .some(state.removeNode(state.tail))
                 }
-                if let cost {
+                if case .some(.some(let cost)) = cost {
                     account(count: -1, cost: -cost)
                     evictionTotal.add(1, ordering: .relaxed)
                 }
@@ -175,7 +187,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         let cost = shard.state.withLock { state -> Int? in
             guard let i = state.index[hashed] else { return nil }
             let cost = state.removeNode(i)
-            shard.publishTail(state)
+            shard.publishTail(&state)
             return cost
         }
         if let cost { account(count: -1, cost: -cost) }
@@ -191,7 +203,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         for shard in shards {
             let (count, cost) = shard.state.withLock { state -> (Int, Int) in
                 let removed = state.removeAll()
-                shard.publishTail(state)
+                shard.publishTail(&state)
                 return removed
             }
             account(count: -count, cost: -cost)
@@ -212,7 +224,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
                         count += 1
                     }
                 }
-                shard.publishTail(state)
+                shard.publishTail(&state)
                 return (count, cost)
             }
             account(count: -count, cost: -cost)
@@ -226,6 +238,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         var all: [(UInt64, Key)] = []
         for shard in shards {
             shard.state.withLock { state in
+                state.applyReads()
                 var i = state.head
                 while i >= 0 {
                     let node = state.nodes[Int(i)]

@@ -12,7 +12,7 @@ public struct InstrumentedCache<Inner: CacheLevel>: CacheLevel {
 
     public let inner: Inner
     public let statistics: LevelStatistics
-    let logger: Logger
+    @usableFromInline let logger: Logger
 
     public init(_ inner: Inner, name: String) {
         self.inner = inner
@@ -22,11 +22,13 @@ public struct InstrumentedCache<Inner: CacheLevel>: CacheLevel {
 
     public var name: String { statistics.name }
 
+    @inlinable
     public func get(_ key: Key) async throws -> Value {
         guard let value = try await getIfPresent(key) else { throw FetchError.valueNotInCache }
         return value
     }
 
+    @inlinable
     public func getIfPresent(_ key: Key) async throws -> Value? {
         let stats = statistics
         stats.gets.increment()
@@ -51,6 +53,7 @@ public struct InstrumentedCache<Inner: CacheLevel>: CacheLevel {
         }
     }
 
+    @inlinable
     public func set(_ value: Value, forKey key: Key) async throws {
         let stats = statistics
         let backfill = CacheContext.isBackfill
@@ -95,7 +98,8 @@ public struct InstrumentedCache<Inner: CacheLevel>: CacheLevel {
 
     public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
 
-    private func report(
+    @usableFromInline
+    func report(
         _ operation: CacheOperation, _ outcome: CacheEvent.Outcome, _ key: some Sendable,
         _ duration: Duration, _ error: (any Error)?
     ) {

@@ -30,9 +30,10 @@ public struct StatisticsSnapshot: Sendable, Equatable, Codable {
 /// lock and a snapshot can be read at any time without blocking the cache.
 public final class LevelStatistics: Sendable {
     public let name: String
-    let gets = Atomic<Int>(0), hits = Atomic<Int>(0), misses = Atomic<Int>(0), errors = Atomic<Int>(0)
-    let sets = Atomic<Int>(0), setErrors = Atomic<Int>(0), removes = Atomic<Int>(0), clears = Atomic<Int>(0)
-    let memoryWarnings = Atomic<Int>(0), backfills = Atomic<Int>(0), backfillFailures = Atomic<Int>(0)
+    @usableFromInline let gets = Atomic<Int>(0), hits = Atomic<Int>(0), misses = Atomic<Int>(0)
+    @usableFromInline let errors = Atomic<Int>(0), sets = Atomic<Int>(0), setErrors = Atomic<Int>(0)
+    @usableFromInline let removes = Atomic<Int>(0), clears = Atomic<Int>(0), memoryWarnings = Atomic<Int>(0)
+    @usableFromInline let backfills = Atomic<Int>(0), backfillFailures = Atomic<Int>(0)
     /// Latency of gets.
     public let getLatency = LatencyHistogram()
 
@@ -98,9 +99,9 @@ public final class LevelStatistics: Sendable {
     }
 
     /// Whether anyone wants events (observers or a request trace).
-    var wantsEvents: Bool { observerCount.load(ordering: .relaxed) > 0 || CacheContext.trace != nil }
+    @usableFromInline var wantsEvents: Bool { observerCount.load(ordering: .relaxed) > 0 || CacheContext.trace != nil }
 
-    func emit(_ event: CacheEvent) {
+    @usableFromInline func emit(_ event: CacheEvent) {
         CacheContext.trace?.append(event)
         guard observerCount.load(ordering: .relaxed) > 0 else { return }
         for observer in observers.withLock({ Array($0.values) }) { observer(event) }
@@ -108,5 +109,6 @@ public final class LevelStatistics: Sendable {
 }
 
 extension Atomic<Int> {
-    @inline(__always) func increment() { add(1, ordering: .relaxed) }
+    /// Adds one (relaxed).
+    @inlinable func increment() { add(1, ordering: .relaxed) }
 }
