@@ -163,14 +163,15 @@ import Testing
         }
     }
 
-    @Test(arguments: [1, 2, 3, 4])
-    func matchesAReferenceLRUExactly(seed: UInt64) async throws {
+    /// (seed, capacity, key space): small tables, and large ones whose shard
+    /// indexes grow and delete with backward shifts.
+    @Test(arguments: [(1, 40, 120), (2, 40, 120), (3, 40, 120), (4, 40, 120), (5, 2_000, 6_000), (6, 2_000, 2_500)])
+    func matchesAReferenceLRUExactly(seed: UInt64, capacity: Int, keySpace: Int) async throws {
         var random = SplitMix(state: seed)
-        let capacity = 40
         let level = MemoryCacheLevel<Int, Int>(capacity: capacity) { _ in 1 }
         var reference: [Int] = []  // most recent first
         for step in 0..<20_000 {
-            let key = Int.random(in: 0..<120, using: &random)
+            let key = Int.random(in: 0..<keySpace, using: &random)
             switch Int.random(in: 0..<10, using: &random) {
             case 0..<4:
                 try level.store(key, forKey: key)

@@ -51,7 +51,12 @@ struct LRUNode<Key: Hashable, Value> {
 /// ordered by stamp, exactly as if every read had moved its node.
 @usableFromInline
 struct LRUShardState<Key: Hashable, Value> {
-    @usableFromInline var index: [HashedKey<Key>: Int32] = [:]
+    /// Open-addressing index (linear probing, backward-shift deletion) from
+    /// the key's precomputed hash to node index + 1 (0 = empty). Using our own
+    /// table means a look-up hashes the user's key once, not twice.
+    @usableFromInline var slots: [Int32] = []
+    @usableFromInline var slotShift: UInt64 = 64
+    @usableFromInline var liveCount = 0
     @usableFromInline var nodes: [LRUNode<Key, Value>] = []
     @usableFromInline var free: [Int32] = []
     @usableFromInline var head: Int32 = -1
@@ -61,6 +66,70 @@ struct LRUShardState<Key: Hashable, Value> {
     @usableFromInline static var readLogCapacity: Int { 64 }
 
     @inlinable init() {}
+
+    @inlinable func home(_ hash: Int) -> Int {
+        Int(truncatingIfNeeded: (UInt64(UInt(bitPattern: hash)) &* 0x9E37_79B9_7F4A_7C15) >> slotShift)
+    }
+
+    /// The node index for `key`, if present.
+    @inlinable func find(_ key: HashedKey<Key>) -> Int32? {
+        if slots.isEmpty { return nil }
+        let mask = slots.count - 1
+        var p = home(key.hash)
+        while true {
+            let slot = slots[p]
+            if slot == 0 { return nil }
+            let node = slot - 1
+            if let stored = nodes[Int(node)].key, stored.hash == key.hash, stored.key == key.key { return node }
+            p = (p + 1) & mask
+        }
+    }
+
+    /// Adds `node` under `hash`; the caller has made room (``reserveSlot()``).
+    @inlinable mutating func indexInsert(_ hash: Int, node: Int32) {
+        let mask = slots.count - 1
+        var p = home(hash)
+        while slots[p] != 0 { p = (p + 1) & mask }
+        slots[p] = node + 1
+        liveCount += 1
+    }
+
+    @inlinable mutating func indexRemove(_ key: HashedKey<Key>, node: Int32) {
+        let mask = slots.count - 1
+        var hole = home(key.hash)
+        while slots[hole] != node + 1 { hole = (hole + 1) & mask }
+        slots[hole] = 0
+        liveCount -= 1
+        // Backward shift: pull later members of the probe run into the hole.
+        var j = hole
+        while true {
+            j = (j + 1) & mask
+            let slot = slots[j]
+            if slot == 0 { return }
+            let ideal = home(nodes[Int(slot - 1)].key!.hash)
+            let between = hole <= j ? (hole < ideal && ideal <= j) : (hole < ideal || ideal <= j)
+            if !between {
+                slots[hole] = slot
+                slots[j] = 0
+                hole = j
+            }
+        }
+    }
+
+    /// Grows the index, if needed, so one more key keeps the load at most 1/2.
+    @inlinable mutating func reserveSlot() {
+        if (liveCount + 1) * 2 > slots.count { growIndex() }
+    }
+
+    @inlinable mutating func growIndex() {
+        let size = max(16, slots.count * 2)
+        slots = [Int32](repeating: 0, count: size)
+        slotShift = UInt64(64 - size.trailingZeroBitCount)
+        liveCount = 0
+        for i in nodes.indices {
+            if let key = nodes[i].key { indexInsert(key.hash, node: Int32(i)) }
+        }
+    }
 
     /// Records a hit on node `i` (applied to the list later).
     @inlinable mutating func recordRead(_ i: Int32, stamp: UInt64) {
@@ -109,6 +178,7 @@ struct LRUShardState<Key: Hashable, Value> {
     }
 
     @inlinable mutating func insert(_ node: LRUNode<Key, Value>) {
+        reserveSlot()
         let i: Int32
         if let reused = free.popLast() {
             i = reused
@@ -117,7 +187,7 @@ struct LRUShardState<Key: Hashable, Value> {
             i = Int32(nodes.count)
             nodes.append(node)
         }
-        index[node.key!] = i
+        indexInsert(node.key!.hash, node: i)
         pushFront(i)
     }
 
@@ -125,7 +195,7 @@ struct LRUShardState<Key: Hashable, Value> {
     @inlinable @discardableResult mutating func removeNode(_ i: Int32) -> Int {
         unlink(i)
         let cost = nodes[Int(i)].cost
-        if let key = nodes[Int(i)].key { index[key] = nil }
+        if let key = nodes[Int(i)].key { indexRemove(key, node: i) }
         nodes[Int(i)].key = nil
         nodes[Int(i)].value = nil
         free.append(i)
@@ -133,7 +203,7 @@ struct LRUShardState<Key: Hashable, Value> {
     }
 
     @inlinable mutating func removeAll() -> (count: Int, cost: Int) {
-        let removed = (index.count, nodes.reduce(0) { $0 + ($1.key == nil ? 0 : $1.cost) })
+        let removed = (liveCount, nodes.reduce(0) { $0 + ($1.key == nil ? 0 : $1.cost) })
         self = LRUShardState()
         return removed
     }

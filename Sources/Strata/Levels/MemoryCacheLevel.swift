@@ -74,7 +74,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         let hashed = HashedKey(key)
         let shard = shard(for: hashed)
         let (value, expiredCost) = shard.state.withLock { state -> (Value?, Int?) in
-            guard let i = state.index[hashed] else { return (nil, nil) }
+            guard let i = state.find(hashed) else { return (nil, nil) }
             let expiresAt = state.nodes[Int(i)].expiresAt
             if expiresAt != 0 && clock.now().nanosecondsSince1970 >= expiresAt {
                 let cost = state.removeNode(i)
@@ -120,7 +120,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             state.applyReads()
             let stamp = accessClock.wrappingAdd(1, ordering: .relaxed).newValue
             let expires = deadline?.nanosecondsSince1970 ?? 0
-            if let i = state.index[hashed] {
+            if let i = state.find(hashed) {
                 let delta = cost - state.nodes[Int(i)].cost
                 state.nodes[Int(i)].value = value
                 state.nodes[Int(i)].cost = cost
@@ -185,7 +185,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         let hashed = HashedKey(key)
         let shard = shard(for: hashed)
         let cost = shard.state.withLock { state -> Int? in
-            guard let i = state.index[hashed] else { return nil }
+            guard let i = state.find(hashed) else { return nil }
             let cost = state.removeNode(i)
             shard.publishTail(&state)
             return cost
