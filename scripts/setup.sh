@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the system packages Strata needs on a fresh Debian/Ubuntu machine.
+# Idempotent: installs only what is missing. Run as root or with sudo available.
+set -euo pipefail
+
+need=()
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+# ncurses wide-char headers and libraries (explorer), tmux (explorer end-to-end tests).
+for pkg in libncurses-dev tmux; do
+  have_pkg "$pkg" || need+=("$pkg")
+done
+
+if ! command -v swift >/dev/null 2>&1; then
+  echo "setup: swift is not on PATH; install the Swift 6.x toolchain first (https://swift.org/install)" >&2
+  exit 1
+fi
+
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing ${need[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+      echo "setup: need root (or sudo) to install: ${need[*]}" >&2; exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+echo "setup: system packages present"
