@@ -39,5 +39,10 @@ let package = Package(
             dependencies: ["Strata"],
             swiftSettings: strictSettings
         ),
+        .testTarget(
+            name: "StrataExamplesTests",
+            dependencies: ["Strata"],
+            swiftSettings: strictSettings
+        ),
     ]
 )

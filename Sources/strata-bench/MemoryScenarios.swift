@@ -8,15 +8,18 @@ struct MemoryScenarios {
     static let keyCount = 10_000
     let keys: [String] = (0..<Self.keyCount).map { "user:\($0 * 7919)" }
     let value = Data(repeating: 42, count: 64)
+    /// One value object per key: a shared instance would make every read of
+    /// every thread bump one reference count and measure that instead.
+    let values: [Data] = (0..<Self.keyCount).map { Data(repeating: UInt8(truncatingIfNeeded: $0), count: 64) }
 
     func run() async {
-        let keys = self.keys, value = self.value, count = Self.keyCount
+        let keys = self.keys, value = self.value, values = self.values, count = Self.keyCount
         let mask = count  // keys are walked modulo count
 
         let baseline = MutexDictionary<String, Data>()
-        for key in keys { baseline.set(value, key) }
+        for (key, value) in zip(keys, values) { baseline.set(value, key) }
         let memory = MemoryCacheLevel<String, Data>(capacity: 1 << 30)
-        for key in keys { try? memory.store(value, forKey: key) }
+        for (key, value) in zip(keys, values) { try? memory.store(value, forKey: key) }
 
         for threads in [1, 2] where options.wants("get") {
             let (base, sync) = samplePair(threads, baseline: { thread, ops in
@@ -45,10 +48,10 @@ struct MemoryScenarios {
         for threads in [1, 2] where options.wants("set") {
             let (base, sets) = samplePair(threads, baseline: { thread, ops in
                 var i = thread * 4093
-                for _ in 0..<ops { baseline.set(value, keys[i % mask]); i &+= 1 }
+                for _ in 0..<ops { baseline.set(values[i % mask], keys[i % mask]); i &+= 1 }
             }, candidate: { thread, ops in
                 var i = thread * 4093
-                for _ in 0..<ops { try? memory.store(value, forKey: keys[i % mask]); i &+= 1 }
+                for _ in 0..<ops { try? memory.store(values[i % mask], forKey: keys[i % mask]); i &+= 1 }
             })
             let baseRow = report.row("baseline Mutex<[String: Data]> set", threads: threads, samples: base)
             report.add(baseRow)

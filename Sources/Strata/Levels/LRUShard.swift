@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// A key with its hash computed once: the shard is chosen from the same hash
@@ -62,6 +67,20 @@ struct LRUShardState<Key: Hashable, Value> {
     @usableFromInline var head: Int32 = -1
     @usableFromInline var tail: Int32 = -1
     @usableFromInline var readLog: [(index: Int32, stamp: UInt64)] = []
+    @usableFromInline var lastStamp: UInt64 = 0
+
+    /// The next access stamp: the system's monotonic clock in nanoseconds,
+    /// forced above this shard's previous stamp. The clock is the same on
+    /// every core and needs no shared write (a level-wide counter made two
+    /// threads bounce one cache line on every read), and it orders the
+    /// operations of one task exactly even when the task changes threads.
+    @inlinable mutating func nextStamp() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        let now = UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+        lastStamp = max(now, lastStamp &+ 1)
+        return lastStamp
+    }
 
     @usableFromInline static var readLogCapacity: Int { 64 }
 

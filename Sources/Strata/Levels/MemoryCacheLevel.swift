@@ -15,14 +15,14 @@ public enum MemoryCacheError: Error, Equatable, Sendable {
 /// - Reads count as use: every hit moves its entry to most-recently-used
 ///   before the next eviction decision.
 /// - Entries live in 16 shards, each behind its own lock, so two threads
-///   rarely meet; a level-wide access clock orders entries across shards, and
-///   the evictor removes the globally least recently used entry.
+///   rarely meet. Accesses are stamped with the system's monotonic clock
+///   (no shared counter to bounce between cores), which orders entries
+///   across shards; the evictor removes the globally least recently used one.
 /// - ``onMemoryWarning()`` empties it.
 public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: ExpirableCacheLevel {
     @usableFromInline static var shardCount: Int { 16 }
 
     @usableFromInline let shards: [LRUShard<Key, Value>]
-    @usableFromInline let accessClock = Atomic<UInt64>(0)
     @usableFromInline let costTotal = Atomic<Int>(0)
     @usableFromInline let entryTotal = Atomic<Int>(0)
     @usableFromInline let evictionTotal = Atomic<Int>(0)
@@ -83,7 +83,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             }
             // The published tail stamp may now be older than the truth; the
             // evictor replays the log before it relies on it.
-            state.recordRead(i, stamp: accessClock.wrappingAdd(1, ordering: .relaxed).newValue)
+            state.recordRead(i, stamp: state.nextStamp())
             return (state.nodes[Int(i)].value, nil)
         }
         if let expiredCost { account(count: -1, cost: -expiredCost) }
@@ -118,7 +118,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         let shard = shard(for: hashed)
         let (countDelta, costDelta) = shard.state.withLock { state -> (Int, Int) in
             state.applyReads()
-            let stamp = accessClock.wrappingAdd(1, ordering: .relaxed).newValue
+            let stamp = state.nextStamp()
             let expires = deadline?.nanosecondsSince1970 ?? 0
             if let i = state.find(hashed) {
                 let delta = cost - state.nodes[Int(i)].cost

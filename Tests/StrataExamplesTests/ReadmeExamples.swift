@@ -1,0 +1,111 @@
+// Every code block in README.md's tour is copied from this file, so the README's
+// examples compile and run. Keep the two in step.
+import Foundation
+import Strata
+import Testing
+
+@Suite struct ReadmeExamples {
+    @Test func quickTour() async throws {
+        // README: Compose levels
+        let memory = MemoryCacheLevel<String, Data>(capacity: 64 * 1024 * 1024)
+        let origin = BasicFetcher<String, Data> { key in
+            Data("payload for \(key)".utf8)  // e.g. an HTTP request
+        }
+        let cache = memory + origin.pooled()
+
+        let value = try await cache.get("user:7")  // origin answers, memory is back-filled
+        let again = try await cache.get("user:7")  // memory answers
+        #expect(value == again)
+
+        // README: Misses and failures
+        if let hit = try await memory.getIfPresent("user:8") {
+            print("found \(hit.count) bytes")
+        } else {
+            print("miss")  // a miss is nil; real failures still throw
+        }
+        await cache.waitForPendingWrites()
+        #expect(memory.value(forKey: "user:7") == value)
+    }
+
+    @Test func transformers() async throws {
+        // README: Transform keys and values
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let byID = memory.mapKeys { (id: Int) in "user:\(id)" }
+        let lengths = byID.mapValues({ $0.count }, inverse: { String(repeating: "*", count: $0) })
+        try await lengths.set(3, forKey: 42)
+        let stored = memory.value(forKey: "user:42")  // "***"
+
+        let numbers = TwoWayTransformationBox<String, Int>(
+            transform: { guard let n = Int($0) else { throw CocoaError(.formatting) }; return n },
+            inverseTransform: { String($0) }
+        )
+        let ints = memory.transformValues(numbers)
+        try await ints.set(12, forKey: "answer")
+        let twelve = try await ints.get("answer")  // 12
+        #expect(stored == "***" && twelve == 12)
+    }
+
+    @Test func conditionsLanesAndPooling() async throws {
+        // README: Conditions, lanes, single-flight, caps
+        let memory = MemoryCacheLevel<String, Data>(capacity: 1 << 20)
+        let disk = MemoryCacheLevel<String, Data>(capacity: 1 << 24)  // stand-in for a disk level
+        let origin = BasicFetcher<String, Data> { Data($0.utf8) }
+
+        let smallOnly = memory.conditioned { key in !key.hasPrefix("video:") }
+        let lanes = switchLevels(cacheA: smallOnly, cacheB: disk) { key in
+            key.hasPrefix("video:") ? .cacheB : .cacheA
+        }
+        let cache = lanes + origin.capRequests(8).pooled()
+        _ = try await cache.get("video:1")  // skips memory, lands in disk
+        await cache.waitForPendingWrites()
+        #expect(memory.count == 0 && disk.count == 1)
+    }
+
+    @Test func batches() async throws {
+        // README: Batches
+        let cache = MemoryCacheLevel<Int, String>(capacity: 1 << 20)
+        try await cache.allBatch().set(["a", "b", "c"], forKey: [1, 2, 3])
+        let some = await cache.batchGetSome([1, 2, 99], maxConcurrency: 4)  // [1: "a", 2: "b"]
+        let all = try await cache.allBatch().get([3, 1])                     // ["c", "a"], key order
+        #expect(some == [1: "a", 2: "b"] && all == ["c", "a"])
+    }
+
+    @Test func expiry() async throws {
+        // README: Expiry
+        let clock = TestClock()
+        let sessions = MemoryCacheLevel<String, String>(capacity: 1 << 20, clock: clock)
+            .expires(at: .seconds(30))
+        try await sessions.set("token", forKey: "alice")
+        clock.advance(by: .seconds(31))
+        let expired = try await sessions.getIfPresent("alice")  // nil, and deleted
+        #expect(expired == nil)
+    }
+
+    @Test func observability() async throws {
+        // README: Statistics and traces
+        let l1 = MemoryCacheLevel<String, String>(capacity: 1 << 20).instrumented(name: "L1")
+        let origin = BasicFetcher<String, String> { "v:\($0)" }.instrumented(name: "origin")
+        let cache = l1 + origin
+
+        let trace = RequestTrace()
+        _ = try await trace.record { try await cache.get("user:7") }
+        await cache.waitForPendingWrites()
+        print(trace.events.map(\.description))
+        // ["L1 get user:7 miss 3 µs", "origin get user:7 hit 5 µs", "L1 back-fill user:7 stored 2 µs"]
+
+        let stats = l1.statistics.snapshot()
+        print(stats.hits, stats.misses, stats.backfills, stats.getP99 ?? 0)
+        #expect(stats.misses == 1 && stats.backfills == 1)
+    }
+
+    @Test func memoryPressure() async throws {
+        // README: Memory pressure
+        let memory = MemoryCacheLevel<String, Data>(capacity: 1 << 26)
+        let subscription = memory.listenToMemoryWarnings()     // MemoryPressure.shared
+        let monitor = LinuxMemoryPressureMonitor()              // /proc/meminfo + cgroup v2
+        monitor.start()
+        // ... later
+        monitor.stop()
+        unsubscribeToMemoryWarnings(subscription)
+    }
+}
