@@ -34,9 +34,14 @@ let package = Package(
             path: "Sources/strata-bench",
             swiftSettings: strictSettings
         ),
+        .executableTarget(
+            name: "StrataDiskWorker",
+            dependencies: ["Strata"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata"],
+            dependencies: ["Strata", "StrataDiskWorker"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,0 +1,71 @@
+import Foundation
+
+/// Errors of the built-in codecs.
+public enum CodecError: Error, Equatable, Sendable {
+    /// The bytes are not valid UTF-8 text.
+    case invalidUTF8
+}
+
+/// Turns values into bytes and back for levels that store bytes (disk, Redis).
+public struct CacheCodec<Value>: Sendable {
+    /// A short name, written into logs and errors.
+    public let name: String
+    public let encode: @Sendable (Value) throws -> Data
+    public let decode: @Sendable (Data) throws -> Value
+
+    public init(
+        name: String,
+        encode: @escaping @Sendable (Value) throws -> Data,
+        decode: @escaping @Sendable (Data) throws -> Value
+    ) {
+        self.name = name
+        self.encode = encode
+        self.decode = decode
+    }
+}
+
+extension CacheCodec where Value == Data {
+    /// Raw bytes, stored as they are.
+    public static var data: CacheCodec<Data> { CacheCodec(name: "data", encode: { $0 }, decode: { $0 }) }
+}
+
+extension CacheCodec where Value == String {
+    /// UTF-8 text; bytes that are not UTF-8 fail to decode.
+    public static var string: CacheCodec<String> {
+        CacheCodec(name: "utf8", encode: { Data($0.utf8) }, decode: { data in
+            guard let text = String(data: data, encoding: .utf8) else { throw CodecError.invalidUTF8 }
+            return text
+        })
+    }
+}
+
+extension CacheCodec where Value: Codable {
+    /// JSON through `JSONEncoder`/`JSONDecoder`.
+    public static func json() -> CacheCodec<Value> {
+        CacheCodec(name: "json", encode: { try JSONEncoder().encode($0) }, decode: {
+            try JSONDecoder().decode(Value.self, from: $0)
+        })
+    }
+
+    /// Binary property lists.
+    public static func propertyList() -> CacheCodec<Value> {
+        CacheCodec(name: "plist", encode: { value in
+            let encoder = PropertyListEncoder()
+            encoder.outputFormat = .binary
+            return try encoder.encode(value)
+        }, decode: { try PropertyListDecoder().decode(Value.self, from: $0) })
+    }
+}
+
+/// A key with a stable byte form, for levels that store keys outside the
+/// process (file names, Redis keys). The bytes must not depend on the process
+/// (unlike `hashValue`).
+public protocol CacheKeyConvertible: Sendable {
+    var cacheKeyBytes: [UInt8] { get }
+}
+
+extension String: CacheKeyConvertible { public var cacheKeyBytes: [UInt8] { Array(utf8) } }
+extension URL: CacheKeyConvertible { public var cacheKeyBytes: [UInt8] { Array(absoluteString.utf8) } }
+extension Int: CacheKeyConvertible { public var cacheKeyBytes: [UInt8] { Array(String(self).utf8) } }
+extension UUID: CacheKeyConvertible { public var cacheKeyBytes: [UInt8] { Array(uuidString.utf8) } }
+extension Data: CacheKeyConvertible { public var cacheKeyBytes: [UInt8] { Array(self) } }

@@ -1,0 +1,31 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Errors of ``DiskCacheLevel``. Each names the path and the system error.
+public enum DiskCacheError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The directory cannot be created or written.
+    case directoryNotWritable(path: String, errno: Int32)
+    /// Writing an entry failed (disk full, quota, I/O error); nothing was replaced.
+    case writeFailed(path: String, errno: Int32)
+    /// Reading an entry failed with something other than "not found".
+    case readFailed(path: String, errno: Int32)
+    /// The encoded entry alone is larger than the level's capacity.
+    case valueTooLarge(size: Int, capacity: Int)
+    /// The codec could not encode the value.
+    case encodingFailed(String)
+
+    public var description: String {
+        switch self {
+        case .directoryNotWritable(let path, let code): "cache directory \(path) is not writable: \(Self.text(code))"
+        case .writeFailed(let path, let code): "writing \(path) failed: \(Self.text(code))"
+        case .readFailed(let path, let code): "reading \(path) failed: \(Self.text(code))"
+        case .valueTooLarge(let size, let capacity): "entry of \(size) bytes exceeds the capacity of \(capacity) bytes"
+        case .encodingFailed(let reason): "encoding failed: \(reason)"
+        }
+    }
+
+    static func text(_ code: Int32) -> String { String(cString: strerror(code)) + " (errno \(code))" }
+}

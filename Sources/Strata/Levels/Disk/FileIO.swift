@@ -1,0 +1,162 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Thin POSIX file helpers that report errno instead of Foundation errors.
+enum FileIO {
+    enum ReadResult {
+        case bytes(Data)
+        case notFound
+        case failed(Int32)
+    }
+
+    /// Reads a whole file; `expected` sizes the first read.
+    static func readFile(_ path: String, expected: Int? = nil) -> ReadResult {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 { return errno == ENOENT ? .notFound : .failed(errno) }
+        defer { close(fd) }
+        var size = expected ?? 0
+        if expected == nil {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { return .failed(errno) }
+            size = Int(info.st_size)
+        }
+        // One byte more than expected: a longer file than the index says is seen.
+        var data = Data(count: size + 1)
+        var total = 0
+        while true {
+            if total == data.count { data.count += max(4096, data.count) }
+            let n = data.withUnsafeMutableBytes { buffer in
+                read(fd, buffer.baseAddress! + total, buffer.count - total)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return .failed(errno)
+            }
+            if n == 0 { break }
+            total += n
+        }
+        data.count = total
+        return .bytes(data)
+    }
+
+    /// Reads the first `count` bytes of a file and its size.
+    static func readPrefix(_ path: String, count: Int) -> (Data, Int)? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        var data = Data(count: count)
+        let n = data.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, count, 0) }
+        guard n >= 0 else { return nil }
+        data.count = n
+        return (data, Int(info.st_size))
+    }
+
+    /// Writes `bytes` to a fresh temporary file in `directory` and renames it
+    /// over `path`: a reader sees the old file or the new one, never half.
+    /// On failure the temporary file is removed and errno returned.
+    static func writeAtomically(_ bytes: [UInt8], to path: String, directory: String) -> Int32? {
+        let temp = directory + "/" + temporaryName()
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        if fd < 0 { return errno }
+        var written = 0
+        let failure: Int32? = bytes.withUnsafeBytes { buffer -> Int32? in
+            while written < buffer.count {
+                let n = write(fd, buffer.baseAddress! + written, buffer.count - written)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                written += n
+            }
+            return nil
+        }
+        if close(fd) != 0, failure == nil {
+            let code = errno
+            unlink(temp)
+            return code
+        }
+        if let failure {
+            unlink(temp)
+            return failure
+        }
+        if rename(temp, path) != 0 {
+            let code = errno
+            unlink(temp)
+            return code
+        }
+        return nil
+    }
+
+    /// `.tmp-<pid>-<random>`: the pid lets a later process tell a dead
+    /// writer's leftovers from a live writer's file in progress.
+    static func temporaryName() -> String {
+        ".tmp-\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
+    }
+
+    /// The pid in a temporary file's name, if it is one.
+    static func temporaryOwner(_ name: String) -> pid_t? {
+        guard name.hasPrefix(".tmp-") else { return nil }
+        let parts = name.split(separator: "-")
+        return parts.count >= 3 ? pid_t(parts[1]) : nil
+    }
+
+    static func processIsAlive(_ pid: pid_t) -> Bool {
+        kill(pid, 0) == 0 || errno == EPERM
+    }
+
+    /// Overwrites 8 bytes at `offset` (the header's last-access field).
+    static func writeInt64(_ value: Int64, at offset: Int64, path: String) {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        var little = value.littleEndian
+        _ = withUnsafeBytes(of: &little) { pwrite(fd, $0.baseAddress!, 8, off_t(offset)) }
+        close(fd)
+    }
+
+    /// Creates `path` and its parents; returns errno on failure.
+    static func makeDirectory(_ path: String) -> Int32? {
+        var current = ""
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            current += "/" + component
+            if mkdir(current, 0o755) != 0 && errno != EEXIST { return errno }
+        }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return errno }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { return ENOTDIR }
+        return access(path, W_OK | X_OK) == 0 ? nil : errno
+    }
+
+    static func listDirectory(_ path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// An exclusive advisory lock on `<directory>/.lock` held while `body` runs.
+    static func withDirectoryLock<T>(_ directory: String, _ body: () throws -> T) rethrows -> T {
+        let fd = open(directory + "/.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if fd >= 0 {
+            while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+        }
+        defer {
+            if fd >= 0 {
+                flock(fd, LOCK_UN)
+                close(fd)
+            }
+        }
+        return try body()
+    }
+}

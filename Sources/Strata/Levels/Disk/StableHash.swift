@@ -1,0 +1,60 @@
+/// Process-independent 64-bit hashing of bytes (Swift's `Hasher` is seeded per
+/// process, so it cannot name files). Word-at-a-time multiply-xorshift mixing;
+/// not cryptographic: file-name collisions are detected by the stored key.
+enum StableHash {
+    static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64) -> UInt64 {
+        var h = seed ^ (UInt64(bytes.count) &* 0x9E37_79B9_7F4A_7C15)
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            let word = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            h = mix(h ^ mix(word))
+            offset += 8
+        }
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while offset < bytes.count {
+            tail |= UInt64(bytes[offset]) << shift
+            shift += 8
+            offset += 1
+        }
+        return mix(h ^ mix(tail ^ 0xFF51_AFD7_ED55_8CCD))
+    }
+
+    static func hash(_ bytes: [UInt8], seed: UInt64) -> UInt64 {
+        bytes.withUnsafeBytes { hash($0, seed: seed) }
+    }
+
+    @inline(__always) static func mix(_ value: UInt64) -> UInt64 {
+        var z = value &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A 128-bit name for an entry, derived from its key's bytes.
+struct EntryID: Hashable, Sendable {
+    let high: UInt64
+    let low: UInt64
+
+    init(keyBytes: [UInt8]) {
+        high = StableHash.hash(keyBytes, seed: 0x5354_5241_5441_0001)
+        low = StableHash.hash(keyBytes, seed: 0x5354_5241_5441_0002)
+    }
+
+    init?(fileName: String) {
+        guard fileName.hasSuffix(".entry") else { return nil }
+        let hex = fileName.dropLast(6)
+        guard hex.count == 32, let high = UInt64(hex.prefix(16), radix: 16),
+              let low = UInt64(hex.suffix(16), radix: 16) else { return nil }
+        self.high = high
+        self.low = low
+    }
+
+    var fileName: String { Self.hex(high) + Self.hex(low) + ".entry" }
+
+    private static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}

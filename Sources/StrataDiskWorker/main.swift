@@ -1,0 +1,31 @@
+// strata-disk-worker DIR WORKER ROUNDS: one of several processes hammering one
+// disk cache directory (used by the tests). Every value is derived from its
+// key, so any torn or mixed-up entry is detected. Exits 1 on a wrong value.
+import Foundation
+import Strata
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4, let worker = Int(arguments[2]), let rounds = Int(arguments[3]) else {
+    FileHandle.standardError.write(Data("usage: strata-disk-worker DIR WORKER ROUNDS\n".utf8))
+    exit(2)
+}
+
+func expected(_ key: String) -> Data { Data(String(repeating: key + ";", count: 1 + key.count % 40).utf8) }
+
+let level = try DiskCacheLevel<String, Data>(directory: URL(fileURLWithPath: arguments[1]), capacity: 400_000)
+var wrong = 0
+for round in 0..<rounds {
+    let shared = "shared-\(round % 64)"
+    let own = "worker\(worker)-\(round % 97)"
+    try await level.set(expected(shared), forKey: shared)
+    try await level.set(expected(own), forKey: own)
+    for key in ["shared-\((round * 7) % 64)", "worker\(1 - worker)-\(round % 97)", own] {
+        if let value = try await level.getIfPresent(key), value != expected(key) {
+            wrong += 1
+            FileHandle.standardError.write(Data("wrong value for \(key)\n".utf8))
+        }
+    }
+    if round % 50 == 0 { try await level.remove("shared-\((round / 50) % 64)") }
+}
+print("worker \(worker): \(rounds) rounds, \(wrong) wrong, \(level.corruptEntriesRemoved) corrupt")
+exit(wrong == 0 && level.corruptEntriesRemoved == 0 ? 0 : 1)

@@ -1,0 +1,70 @@
+import Foundation
+import Strata
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Disk get and set of 4 KiB values next to a raw `read(2)` of a 4 KiB file
+/// and a raw atomic write (temporary file + `rename(2)`), same directory, same run.
+struct DiskScenario {
+    let report: Report
+    let options: BenchOptions
+
+    func run() async throws {
+        guard options.wants("disk") else { return }
+        let root = NSTemporaryDirectory() + "strata-bench-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let raw = root + "/raw"
+        try FileManager.default.createDirectory(atPath: raw, withIntermediateDirectories: true)
+        let level = try DiskCacheLevel<String, Data>(directory: URL(fileURLWithPath: root + "/level"), capacity: 1 << 30)
+        let keys = (0..<256).map { "item:\($0)" }
+        let value = Data(repeating: 0x5A, count: 4096)
+        for key in keys {
+            try await level.set(value, forKey: key)
+            FileManager.default.createFile(atPath: raw + "/" + key, contents: value)
+        }
+        let ops = max(2_000, options.opsPerRun / 100)
+
+        var rawReads: [Double] = [], levelReads: [Double] = []
+        var rawWrites: [Double] = [], levelWrites: [Double] = []
+        var buffer = [UInt8](repeating: 0, count: 4097)
+        for _ in 0..<options.runs {
+            rawReads.append(timeOps(ops) { i in
+                let fd = open(raw + "/" + keys[i % keys.count], O_RDONLY)
+                _ = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, 4097) }
+                close(fd)
+            })
+            levelReads.append(await timeOpsAsync(ops) { i in
+                blackHole(try? await level.get(keys[i % keys.count]))
+            })
+            rawWrites.append(timeOps(ops / 4) { i in
+                let temp = raw + "/.tmp-\(i)"
+                let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+                _ = value.withUnsafeBytes { write(fd, $0.baseAddress!, 4096) }
+                close(fd)
+                rename(temp, raw + "/" + keys[i % keys.count])
+            })
+            levelWrites.append(await timeOpsAsync(ops / 4) { i in
+                try? await level.set(value, forKey: keys[i % keys.count])
+            })
+        }
+        let readBase = report.row("baseline raw read(2) of a 4 KiB file", threads: 1, samples: rawReads)
+        report.add(readBase)
+        report.add(report.row("DiskCacheLevel get, 4 KiB hit", threads: 1, samples: levelReads, baseline: readBase))
+        let writeBase = report.row("baseline raw write + rename, 4 KiB", threads: 1, samples: rawWrites)
+        report.add(writeBase)
+        report.add(report.row("DiskCacheLevel set, 4 KiB", threads: 1, samples: levelWrites, baseline: writeBase))
+    }
+
+    func timeOps(_ ops: Int, _ body: (Int) -> Void) -> Double {
+        let start = ContinuousClock.now
+        for i in 0..<ops { body(i) }
+        return Double(ops) / (Double((ContinuousClock.now - start).nanoseconds) / 1e9)
+    }
+
+    func timeOpsAsync(_ ops: Int, _ body: (Int) async -> Void) async -> Double {
+        let start = ContinuousClock.now
+        for i in 0..<ops { await body(i) }
+        return Double(ops) / (Double((ContinuousClock.now - start).nanoseconds) / 1e9)
+    }
+}
