@@ -65,3 +65,13 @@ import Testing
         #expect(Uppercaser().name == "Uppercaser")
     }
 }
+
+@Suite struct NormalizeForwardingTests {
+    @Test func normalizedCompositionStillWaitsForBackfills() async throws {
+        let top = MemoryCacheLevel<String, String>(capacity: 100)
+        let erased = (top + BasicFetcher<String, String> { "v:\($0)" }).normalize()
+        _ = try await erased.get("k")
+        await erased.waitForPendingWrites()
+        #expect(top.value(forKey: "k") == "v:k")
+    }
+}

@@ -86,3 +86,20 @@ import Testing
         #expect(histogram.snapshot().total == 102)
     }
 }
+
+@Suite struct RequestTraceWaitTests {
+    @Test func waitReturnsWhenEventsArriveOrOnTimeout() async throws {
+        let trace = RequestTrace()
+        let event = CacheEvent(level: "L", operation: .get, outcome: .hit, key: "k", duration: .zero, isBackfill: false, error: nil)
+        async let waited: Void = trace.waitForEvents(count: 2, timeout: .seconds(30))
+        trace.append(event)
+        trace.append(event)
+        await waited
+        #expect(trace.events.count == 2)
+        let start = ContinuousClock.now
+        await trace.waitForEvents(count: 5, timeout: .milliseconds(20))
+        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(trace.events.count == 2)
+        await trace.waitForEvents(count: 1, timeout: .seconds(30))  // already satisfied: returns at once
+    }
+}

@@ -13,6 +13,7 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     @usableFromInline let removeClosure: Remove
     @usableFromInline let clearClosure: Action
     @usableFromInline let memoryWarningClosure: Action
+    @usableFromInline let pendingWritesClosure: Action?
     public let name: String
 
     /// A level from closures. `get` throws ``FetchError/valueNotInCache`` on a miss.
@@ -25,12 +26,14 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
         onMemoryWarning: @escaping Action
     ) {
         self.init(name: name, get: get, getIfPresent: nil, set: set, remove: remove,
-                  clear: clear, onMemoryWarning: onMemoryWarning)
+                  clear: clear, onMemoryWarning: onMemoryWarning, waitForPendingWrites: nil)
     }
 
     @usableFromInline
     init(name: String, get: @escaping Get, getIfPresent: GetIfPresent?, set: @escaping Set,
-         remove: @escaping Remove, clear: @escaping Action, onMemoryWarning: @escaping Action) {
+         remove: @escaping Remove, clear: @escaping Action, onMemoryWarning: @escaping Action,
+         waitForPendingWrites: Action?) {
+        self.pendingWritesClosure = waitForPendingWrites
         self.name = name
         self.getClosure = get
         self.getIfPresentClosure = getIfPresent
@@ -51,6 +54,7 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     @inlinable public func remove(_ key: Key) async throws { try await removeClosure(key) }
     @inlinable public func clear() async { await clearClosure() }
     @inlinable public func onMemoryWarning() async { await memoryWarningClosure() }
+    public func waitForPendingWrites() async { await pendingWritesClosure?() }
 }
 
 /// A read-only level from a closure.
@@ -78,7 +82,8 @@ extension CacheLevel {
             set: { try await self.set($0, forKey: $1) },
             remove: { try await self.remove($0) },
             clear: { await self.clear() },
-            onMemoryWarning: { await self.onMemoryWarning() }
+            onMemoryWarning: { await self.onMemoryWarning() },
+            waitForPendingWrites: { await self.waitForPendingWrites() }
         )
     }
 }

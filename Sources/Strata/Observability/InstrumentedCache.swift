@@ -103,6 +103,9 @@ public struct InstrumentedCache<Inner: CacheLevel>: CacheLevel {
         _ operation: CacheOperation, _ outcome: CacheEvent.Outcome, _ key: some Sendable,
         _ duration: Duration, _ error: (any Error)?
     ) {
+        if let error, !(error is CancellationError) {
+            statistics.recordError(operation, key: describeKey(key), error)
+        }
         if logger.logLevel <= .trace {
             logger.trace("\(operation.rawValue) \(outcome.rawValue)", metadata: [
                 "key": "\(describeKey(key))", "ns": "\(duration.nanoseconds)",

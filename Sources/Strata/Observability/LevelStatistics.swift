@@ -37,6 +37,16 @@ public final class LevelStatistics: Sendable {
     /// Latency of gets.
     public let getLatency = LatencyHistogram()
 
+    private let lastErrorText = Mutex<String?>(nil)
+
+    /// The most recent error this level threw (operation, key and message).
+    public var lastError: String? { lastErrorText.withLock { $0 } }
+
+    @usableFromInline func recordError(_ operation: CacheOperation, key: String, _ error: any Error) {
+        let text = "\(operation.rawValue) \(key): \(error)"
+        lastErrorText.withLock { $0 = text }
+    }
+
     private let observerCount = Atomic<Int>(0)
     private let observers = Mutex<[UInt64: @Sendable (CacheEvent) -> Void]>([:])
     private let nextObserver = Atomic<UInt64>(0)
@@ -71,6 +81,7 @@ public final class LevelStatistics: Sendable {
         removes.store(0, ordering: .relaxed); clears.store(0, ordering: .relaxed)
         memoryWarnings.store(0, ordering: .relaxed); backfills.store(0, ordering: .relaxed)
         backfillFailures.store(0, ordering: .relaxed)
+        lastErrorText.withLock { $0 = nil }
         getLatency.reset()
     }
 

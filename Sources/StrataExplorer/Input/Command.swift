@@ -1,0 +1,148 @@
+/// Workload shapes for `load`.
+public enum LoadPattern: String, Sendable, Equatable, CaseIterable {
+    /// Zipf-distributed keys (s = 0.99): a few hot keys, a long tail.
+    case zipf
+    /// Every key equally likely.
+    case uniform
+    /// key-0, key-1, … in order, wrapping: the worst case for LRU.
+    case loop
+}
+
+/// One explorer command, typed at `:` or read from a script.
+public enum Command: Sendable, Equatable {
+    case get(key: String)
+    case set(key: String, value: String)
+    case remove(key: String)
+    case clear(level: String?)
+    case warn
+    case toggle(name: String)
+    case load(pattern: LoadPattern, keys: Int, rate: Int, seconds: Double?)
+    case loadStop
+    case pause
+    case resume
+    case reset
+    case theme(name: String)
+    case hz(Int)
+    case help
+    case quit
+
+    /// Every command with its syntax, for help and errors.
+    public static let reference: [(syntax: String, meaning: String)] = [
+        ("get KEY", "read KEY through the pipeline; the event log shows its path"),
+        ("set KEY VALUE", "write VALUE (the rest of the line) into every level"),
+        ("rm KEY", "remove KEY from every level"),
+        ("clear [LEVEL]", "empty one level, or all of them"),
+        ("warn", "send a memory warning to every level"),
+        ("toggle NAME", "switch a level condition on or off"),
+        ("load zipf|uniform|loop KEYS RATE [SECONDS]", "run a background workload of RATE gets/s"),
+        ("load stop", "stop the workload"),
+        ("pause / resume", "freeze or resume the screen's figures"),
+        ("reset", "zero every counter"),
+        ("theme NAME", "switch colour theme"),
+        ("hz N", "redraws per second (1-60)"),
+        ("help", "show keys and commands"),
+        ("quit", "leave"),
+    ]
+}
+
+/// A command line that could not be parsed.
+public struct CommandError: Error, Equatable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+public enum CommandParser {
+    /// The longest command line accepted (a `set` value included).
+    public static let maxLength = 1 << 20
+
+    public static func parse(_ line: String) throws(CommandError) -> Command {
+        guard line.utf8.count <= maxLength else {
+            throw CommandError("command too long (\(line.utf8.count) bytes; the limit is \(maxLength))")
+        }
+        let trimmed = line.drop { $0 == " " || $0 == "\t" }
+        guard !trimmed.isEmpty else { throw CommandError("empty command (try help)") }
+        let verbEnd = trimmed.firstIndex { $0 == " " || $0 == "\t" } ?? trimmed.endIndex
+        let verb = trimmed[..<verbEnd].lowercased()
+        let rest = String(trimmed[verbEnd...].drop { $0 == " " || $0 == "\t" })
+        let words = rest.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+
+        func key(_ usage: String) throws(CommandError) -> String {
+            guard let first = words.first else { throw CommandError("missing KEY: \(usage)") }
+            try validate(key: first)
+            return first
+        }
+        func noArguments() throws(CommandError) {
+            if !words.isEmpty { throw CommandError("\(verb) takes no arguments") }
+        }
+
+        switch verb {
+        case "get", "g":
+            let k = try key("get KEY")
+            if words.count > 1 { throw CommandError("get takes one KEY (keys have no spaces)") }
+            return .get(key: k)
+        case "set", "s":
+            let k = try key("set KEY VALUE")
+            let afterKey = rest.dropFirst(k.count).drop { $0 == " " || $0 == "\t" }
+            guard !afterKey.isEmpty else { throw CommandError("missing VALUE: set KEY VALUE") }
+            return .set(key: k, value: String(afterKey))
+        case "rm", "remove", "del":
+            let k = try key("rm KEY")
+            if words.count > 1 { throw CommandError("rm takes one KEY") }
+            return .remove(key: k)
+        case "clear":
+            if words.count > 1 { throw CommandError("clear takes at most one LEVEL") }
+            return .clear(level: words.first)
+        case "warn": try noArguments(); return .warn
+        case "toggle", "t":
+            guard words.count == 1 else { throw CommandError("usage: toggle NAME") }
+            return .toggle(name: words[0])
+        case "load":
+            if words.first == "stop" && words.count == 1 { return .loadStop }
+            guard words.count == 3 || words.count == 4 else {
+                throw CommandError("usage: load zipf|uniform|loop KEYS RATE [SECONDS] | load stop")
+            }
+            guard let pattern = LoadPattern(rawValue: words[0].lowercased()) else {
+                throw CommandError("unknown load pattern '\(words[0])' (zipf, uniform or loop)")
+            }
+            guard let keys = Int(words[1]), (1...10_000_000).contains(keys) else {
+                throw CommandError("KEYS must be a whole number from 1 to 10000000, got '\(words[1])'")
+            }
+            guard let rate = Int(words[2]), (1...10_000_000).contains(rate) else {
+                throw CommandError("RATE (gets per second) must be from 1 to 10000000, got '\(words[2])'")
+            }
+            var seconds: Double?
+            if words.count == 4 {
+                guard let value = Double(words[3]), value > 0, value <= 86_400 else {
+                    throw CommandError("SECONDS must be a number above 0, got '\(words[3])'")
+                }
+                seconds = value
+            }
+            return .load(pattern: pattern, keys: keys, rate: rate, seconds: seconds)
+        case "pause": try noArguments(); return .pause
+        case "resume": try noArguments(); return .resume
+        case "reset": try noArguments(); return .reset
+        case "theme":
+            guard words.count == 1 else { throw CommandError("usage: theme NAME") }
+            return .theme(name: words[0])
+        case "hz":
+            guard words.count == 1, let hz = Int(words[0]), (1...60).contains(hz) else {
+                throw CommandError("usage: hz N (1-60)")
+            }
+            return .hz(hz)
+        case "help", "?": return .help
+        case "quit", "q", "exit": try noArguments(); return .quit
+        default:
+            throw CommandError("unknown command '\(String(verb.prefix(40)))' (try help)")
+        }
+    }
+
+    /// Keys are printable text: control characters (a pasted binary blob, an
+    /// escape sequence) are refused rather than stored under a garbled name.
+    public static func validate(key: String) throws(CommandError) {
+        if key.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.value == 0x7F }) {
+            throw CommandError("key contains control characters; keys are printable text")
+        }
+        if key.utf8.count > 4096 { throw CommandError("key too long (\(key.utf8.count) bytes; the limit is 4096)") }
+    }
+}

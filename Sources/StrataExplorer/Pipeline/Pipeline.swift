@@ -1,0 +1,110 @@
+import Foundation
+import Strata
+
+/// A level of a running pipeline, with what the explorer shows about it.
+public struct LiveLevel: Sendable {
+    public let spec: LevelSpec
+    public let statistics: LevelStatistics
+    public let toggle: Toggle?
+    /// The level as the pipeline uses it (wrapped and instrumented).
+    public let cache: BasicCache<String, Data>
+    public let entries: @Sendable () -> Int?
+    public let bytes: @Sendable () -> Int?
+    public let capacityBytes: Int?
+    public let countLimit: Int?
+}
+
+/// Errors building a pipeline from a spec.
+public struct PipelineBuildError: Error, CustomStringConvertible {
+    public let level: String
+    public let message: String
+    public var description: String { "level \(level): \(message)" }
+}
+
+/// A pipeline built from a ``PipelineSpec``: every level instrumented under its
+/// name, conditioned by its toggle, composed top to bottom.
+public final class Pipeline: Sendable {
+    public let spec: PipelineSpec
+    public let levels: [LiveLevel]
+    public let cache: BasicCache<String, Data>
+    /// Toggles in order of first use (keys 1–9 flip them).
+    public let toggles: [Toggle]
+    let temporaryDirectories: [URL]
+
+    public init(_ spec: PipelineSpec) throws {
+        self.spec = spec
+        var toggles: [Toggle] = []
+        var levels: [LiveLevel] = []
+        var temporary: [URL] = []
+        for level in spec.levels {
+            let toggle = level.condition.map { name in
+                toggles.first { $0.name == name } ?? { let t = Toggle(name: name); toggles.append(t); return t }()
+            }
+            levels.append(try Self.build(level, toggle: toggle, temporary: &temporary))
+        }
+        self.levels = levels
+        self.toggles = toggles
+        self.temporaryDirectories = temporary
+        var composed = levels[0].cache
+        for level in levels.dropFirst() { composed = (composed + level.cache).normalize() }
+        self.cache = composed
+    }
+
+    /// Deletes the temporary directories this pipeline created.
+    public func removeTemporaryFiles() {
+        for url in temporaryDirectories { try? FileManager.default.removeItem(at: url) }
+    }
+
+    public func toggle(named name: String) -> Toggle? { toggles.first { $0.name == name } }
+
+    public func level(named name: String) -> LiveLevel? { levels.first { $0.spec.name == name } }
+
+    static func build(_ spec: LevelSpec, toggle: Toggle?, temporary: inout [URL]) throws -> LiveLevel {
+        switch spec.kind {
+        case .memory(let capacity, let countLimit):
+            let memory = MemoryCacheLevel<String, Data>(name: spec.name, capacity: capacity,
+                                                         countLimit: countLimit, defaultTTL: spec.ttl)
+            return finish(spec, memory, toggle: toggle, entries: { memory.count }, bytes: { memory.totalCost },
+                          capacity: capacity, countLimit: countLimit)
+        case .disk(let path, let capacity):
+            let directory: URL
+            if let path {
+                directory = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
+            } else {
+                directory = URL(fileURLWithPath: NSTemporaryDirectory())
+                    .appendingPathComponent("strata-\(spec.name)-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))")
+                temporary.append(directory)
+            }
+            let disk: DiskCacheLevel<String, Data>
+            do {
+                disk = try DiskCacheLevel<String, Data>(name: spec.name, directory: directory, capacity: capacity,
+                                                         defaultTTL: spec.ttl)
+            } catch {
+                throw PipelineBuildError(level: spec.name, message: "\(error)")
+            }
+            return finish(spec, disk, toggle: toggle, entries: { disk.count }, bytes: { disk.totalSize },
+                          capacity: capacity, countLimit: nil)
+        case .origin(let latency, let jitter, let failureRate, let valueSize):
+            let origin = SimulatedOrigin(latency: latency, jitter: jitter, failureRate: failureRate, valueSize: valueSize)
+            return finish(spec, origin, toggle: toggle, entries: { nil }, bytes: { nil }, capacity: nil, countLimit: nil)
+        case .http:
+            throw PipelineBuildError(level: spec.name, message: "http levels need the network fetcher, which this build does not have yet")
+        case .redis:
+            throw PipelineBuildError(level: spec.name, message: "redis levels need StrataRedis, which this build does not have yet")
+        }
+    }
+
+    static func finish<L: CacheLevel>(
+        _ spec: LevelSpec, _ base: L, toggle: Toggle?, entries: @escaping @Sendable () -> Int?,
+        bytes: @escaping @Sendable () -> Int?, capacity: Int?, countLimit: Int?
+    ) -> LiveLevel where L.Key == String, L.Value == Data {
+        var level = base.normalize()
+        if let cap = spec.capRequests { level = level.capRequests(cap).normalize() }
+        if spec.pooled { level = level.pooled().normalize() }
+        let instrumented = level.instrumented(name: spec.name)
+        var wrapped = instrumented.normalize()
+        if let toggle { wrapped = wrapped.conditioned { _ in toggle.isOn }.normalize() }
+        return LiveLevel(spec: spec, statistics: instrumented.statistics, toggle: toggle, cache: wrapped,
+                         entries: entries, bytes: bytes, capacityBytes: capacity, countLimit: countLimit)
+    }
+}

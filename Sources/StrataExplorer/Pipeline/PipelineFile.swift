@@ -1,0 +1,224 @@
+import Foundation
+import Yams
+
+/// A problem in a pipeline file, with where it is.
+public struct PipelineFileError: Error, Equatable, CustomStringConvertible {
+    public let file: String
+    public let line: Int?
+    public let field: String?
+    public let message: String
+
+    public var description: String {
+        var text = file
+        if let line { text += ":\(line)" }
+        text += ": "
+        if let field { text += "\(field): " }
+        return text + message
+    }
+}
+
+/// Reads pipeline files (YAML). See `Examples/pipeline.yaml` and the README.
+public enum PipelineFile {
+    static let levelFields: [String: Set<String>] = [
+        "memory": ["capacity", "count"],
+        "disk": ["path", "capacity"],
+        "origin": ["latency", "jitter", "failure-rate", "value-size"],
+        "http": ["base-url", "timeout"],
+        "redis": ["url", "prefix"],
+    ]
+    static let commonFields: Set<String> = ["name", "kind", "ttl", "pooled", "cap-requests", "condition"]
+
+    public static func load(path: String) throws -> PipelineSpec {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw PipelineFileError(file: path, line: nil, field: nil, message: "cannot read the file")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw PipelineFileError(file: path, line: nil, field: nil, message: "the file is not UTF-8 text")
+        }
+        return try parse(text, file: path)
+    }
+
+    public static func parse(_ text: String, file: String) throws -> PipelineSpec {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            throw PipelineFileError(file: file, line: yamlLine(error), field: nil, message: "not valid YAML: \(yamlProblem(error))")
+        }
+        guard let root, let mapping = root.mapping else {
+            throw PipelineFileError(file: file, line: root?.mark?.line, field: nil,
+                                    message: "expected a mapping with a `levels:` list")
+        }
+        var name = "pipeline"
+        var levelsNode: Node?
+        for (key, value) in mapping {
+            switch key.string {
+            case "name": name = try string(value, field: "name", file: file)
+            case "levels": levelsNode = value
+            default:
+                throw PipelineFileError(file: file, line: key.mark?.line, field: key.string,
+                                        message: "unknown field (expected name, levels)")
+            }
+        }
+        guard let levelsNode else {
+            throw PipelineFileError(file: file, line: root.mark?.line, field: "levels", message: "missing: list the levels top to bottom")
+        }
+        guard let sequence = levelsNode.sequence, !sequence.isEmpty else {
+            throw PipelineFileError(file: file, line: levelsNode.mark?.line, field: "levels", message: "expected a non-empty list of levels")
+        }
+        var levels: [LevelSpec] = []
+        for (index, node) in sequence.enumerated() {
+            let level = try parseLevel(node, index: index, file: file)
+            if let other = levels.first(where: { $0.name == level.name }) {
+                throw PipelineFileError(file: file, line: level.line, field: "levels[\(index)].name",
+                                        message: "duplicate level name \"\(level.name)\" (also on line \(other.line ?? 0))")
+            }
+            levels.append(level)
+        }
+        return PipelineSpec(name: name, levels: levels)
+    }
+
+    static func parseLevel(_ node: Node, index: Int, file: String) throws -> LevelSpec {
+        let path = "levels[\(index)]"
+        guard let mapping = node.mapping else {
+            throw PipelineFileError(file: file, line: node.mark?.line, field: path, message: "expected a mapping with `kind:`")
+        }
+        var fields: [String: Node] = [:]
+        var keyLines: [String: Int] = [:]
+        for (key, value) in mapping {
+            guard let name = key.string else { continue }
+            fields[name] = value
+            keyLines[name] = key.mark?.line
+        }
+        guard let kindNode = fields["kind"] else {
+            throw PipelineFileError(file: file, line: node.mark?.line, field: "\(path).kind",
+                                    message: "missing (one of memory, disk, origin, http, redis)")
+        }
+        let kind = try string(kindNode, field: "\(path).kind", file: file)
+        guard let allowed = levelFields[kind] else {
+            throw PipelineFileError(file: file, line: kindNode.mark?.line, field: "\(path).kind",
+                                    message: "unknown level kind \"\(kind)\" (expected memory, disk, origin, http, redis)")
+        }
+        for (field, _) in fields where !allowed.contains(field) && !commonFields.contains(field) {
+            throw PipelineFileError(file: file, line: keyLines[field], field: "\(path).\(field)",
+                                    message: "unknown field for a \(kind) level (allowed: \((allowed.union(commonFields)).sorted().joined(separator: ", ")))")
+        }
+        func value<T>(_ field: String, _ parse: (Node) throws -> T) throws -> T? {
+            guard let node = fields[field] else { return nil }
+            return try parse(node)
+        }
+        func size(_ field: String) throws -> Int? {
+            try value(field) { node in
+                guard let text = node.string, let bytes = Units.parseBytes(text) else {
+                    throw PipelineFileError(file: file, line: node.mark?.line, field: "\(path).\(field)",
+                                            message: "expected a size such as 64KiB or 10MiB, got \"\(node.string ?? "?")\"")
+                }
+                return bytes
+            }
+        }
+        func duration(_ field: String) throws -> Duration? {
+            try value(field) { node in
+                guard let text = node.string, let duration = Units.parseDuration(text) else {
+                    throw PipelineFileError(file: file, line: node.mark?.line, field: "\(path).\(field)",
+                                            message: "expected a duration such as 50ms, 5s or 10m, got \"\(node.string ?? "?")\"")
+                }
+                return duration
+            }
+        }
+        func integer(_ field: String, range: ClosedRange<Int>) throws -> Int? {
+            try value(field) { node in
+                guard let text = node.string, let number = Int(text), range.contains(number) else {
+                    throw PipelineFileError(file: file, line: node.mark?.line, field: "\(path).\(field)",
+                                            message: "expected a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(node.string ?? "?")\"")
+                }
+                return number
+            }
+        }
+        func text(_ field: String) throws -> String? { try value(field) { try string($0, field: "\(path).\($0)", file: file) } }
+        func required<T>(_ field: String, _ found: T?) throws -> T {
+            guard let found else {
+                throw PipelineFileError(file: file, line: node.mark?.line, field: "\(path).\(field)", message: "missing (required for a \(kind) level)")
+            }
+            return found
+        }
+
+        let levelKind: LevelSpec.Kind
+        switch kind {
+        case "memory":
+            levelKind = .memory(capacity: try required("capacity", try size("capacity")),
+                                countLimit: try integer("count", range: 1...100_000_000))
+        case "disk":
+            levelKind = .disk(path: try text("path"), capacity: try required("capacity", try size("capacity")))
+        case "origin":
+            let rate = try value("failure-rate") { node -> Double in
+                guard let text = node.string, let rate = Double(text), (0...1).contains(rate) else {
+                    throw PipelineFileError(file: file, line: node.mark?.line, field: "\(path).failure-rate",
+                                            message: "expected a number from 0 to 1, got \"\(node.string ?? "?")\"")
+                }
+                return rate
+            }
+            levelKind = .origin(latency: try duration("latency") ?? .milliseconds(40),
+                                jitter: try duration("jitter") ?? .zero,
+                                failureRate: rate ?? 0,
+                                valueSize: try size("value-size") ?? 512)
+        case "http":
+            let base = try required("base-url", try text("base-url"))
+            guard let url = URL(string: base), let scheme = url.scheme, ["http", "https"].contains(scheme) else {
+                throw PipelineFileError(file: file, line: fields["base-url"]?.mark?.line, field: "\(path).base-url",
+                                        message: "expected an http:// or https:// URL, got \"\(base)\"")
+            }
+            levelKind = .http(baseURL: base, timeout: try duration("timeout") ?? .seconds(10))
+        default:
+            let url = try required("url", try text("url"))
+            guard url.hasPrefix("redis://") else {
+                throw PipelineFileError(file: file, line: fields["url"]?.mark?.line, field: "\(path).url",
+                                        message: "expected redis://host:port[/db], got \"\(url)\"")
+            }
+            levelKind = .redis(url: url, prefix: try text("prefix") ?? "strata:")
+        }
+        let pooled = try value("pooled") { node -> Bool in
+            switch node.string?.lowercased() {
+            case "true", "yes", "on": return true
+            case "false", "no", "off": return false
+            default:
+                throw PipelineFileError(file: file, line: node.mark?.line, field: "\(path).pooled",
+                                        message: "expected true or false, got \"\(node.string ?? "?")\"")
+            }
+        }
+        let condition = try text("condition")
+        if let condition, condition.isEmpty || condition.contains(where: { $0.isWhitespace }) {
+            throw PipelineFileError(file: file, line: fields["condition"]?.mark?.line, field: "\(path).condition",
+                                    message: "a toggle name is one word, got \"\(condition)\"")
+        }
+        return LevelSpec(
+            name: try text("name") ?? (index == 0 ? "L1" : "\(kind)\(index + 1)"),
+            kind: levelKind,
+            ttl: try duration("ttl"),
+            pooled: pooled ?? false,
+            capRequests: try integer("cap-requests", range: 1...100_000),
+            condition: condition,
+            line: node.mark?.line
+        )
+    }
+
+    static func string(_ node: Node, field: String, file: String) throws -> String {
+        guard let scalar = node.scalar else {
+            throw PipelineFileError(file: file, line: node.mark?.line, field: field, message: "expected a single value")
+        }
+        return scalar.string
+    }
+
+    static func yamlLine(_ error: YamlError) -> Int? {
+        switch error {
+        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _): mark.line
+        default: nil
+        }
+    }
+
+    static func yamlProblem(_ error: YamlError) -> String {
+        switch error {
+        case .scanner(_, let problem, _, _), .parser(_, let problem, _, _), .composer(_, let problem, _, _): problem
+        default: "\(error)".split(separator: "\n").first.map(String.init) ?? "\(error)"
+        }
+    }
+}

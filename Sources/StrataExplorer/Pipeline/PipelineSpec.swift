@@ -1,0 +1,119 @@
+import Foundation
+
+/// A pipeline as described by a file: levels top to bottom.
+public struct PipelineSpec: Equatable, Sendable {
+    public var name: String
+    public var levels: [LevelSpec]
+
+    public init(name: String, levels: [LevelSpec]) {
+        self.name = name
+        self.levels = levels
+    }
+}
+
+/// One level and the wrappers around it.
+public struct LevelSpec: Equatable, Sendable {
+    public enum Kind: Equatable, Sendable {
+        /// In-memory LRU.
+        case memory(capacity: Int, countLimit: Int?)
+        /// Files in `path` (a fresh temporary directory when `nil`).
+        case disk(path: String?, capacity: Int)
+        /// A simulated origin: every key exists after `latency` ± `jitter`,
+        /// except a `failureRate` share of requests, which fail.
+        case origin(latency: Duration, jitter: Duration, failureRate: Double, valueSize: Int)
+        /// An HTTP origin: `baseURL` + key.
+        case http(baseURL: String, timeout: Duration)
+        /// A shared Redis level.
+        case redis(url: String, prefix: String)
+
+        public var label: String {
+            switch self {
+            case .memory: "memory"
+            case .disk: "disk"
+            case .origin: "origin"
+            case .http: "http"
+            case .redis: "redis"
+            }
+        }
+    }
+
+    public var name: String
+    public var kind: Kind
+    public var ttl: Duration?
+    public var pooled = false
+    public var capRequests: Int?
+    /// The name of the toggle that switches this level on and off.
+    public var condition: String?
+    /// The line the level starts on in its file (for messages).
+    public var line: Int?
+
+    public init(name: String, kind: Kind, ttl: Duration? = nil, pooled: Bool = false,
+                capRequests: Int? = nil, condition: String? = nil, line: Int? = nil) {
+        self.name = name
+        self.kind = kind
+        self.ttl = ttl
+        self.pooled = pooled
+        self.capRequests = capRequests
+        self.condition = condition
+        self.line = line
+    }
+
+    /// `disk · pooled · ttl 5m · cond:disk-on`
+    public var summary: String {
+        var parts = [kind.label]
+        if pooled { parts.append("pooled") }
+        if let capRequests { parts.append("cap \(capRequests)") }
+        if let ttl { parts.append("ttl \(Units.format(ttl))") }
+        if let condition { parts.append("cond:\(condition)") }
+        return parts.joined(separator: " · ")
+    }
+
+    /// The options of the level itself, for `strata check`.
+    public var details: String {
+        switch kind {
+        case .memory(let capacity, let count):
+            "capacity \(Units.formatBytes(capacity))" + (count.map { ", at most \($0) entries" } ?? "")
+        case .disk(let path, let capacity):
+            "\(path ?? "(temporary directory)"), capacity \(Units.formatBytes(capacity))"
+        case .origin(let latency, let jitter, let failureRate, let valueSize):
+            "simulated, latency \(Units.format(latency)) ± \(Units.format(jitter)), "
+                + String(format: "failure rate %.1f%%", failureRate * 100) + ", values \(Units.formatBytes(valueSize))"
+        case .http(let baseURL, let timeout):
+            "\(baseURL), timeout \(Units.format(timeout))"
+        case .redis(let url, let prefix):
+            "\(url), prefix \"\(prefix)\""
+        }
+    }
+}
+
+extension PipelineSpec {
+    /// The pipeline `strata` opens with no arguments: it needs no files or servers.
+    public static var demo: PipelineSpec {
+        PipelineSpec(name: "demo", levels: [
+            LevelSpec(name: "L1", kind: .memory(capacity: 32 * 1024, countLimit: 64), condition: "memory"),
+            LevelSpec(name: "L2", kind: .disk(path: nil, capacity: 512 * 1024), ttl: .seconds(300), condition: "disk"),
+            LevelSpec(name: "origin", kind: .origin(latency: .milliseconds(40), jitter: .milliseconds(15),
+                                                    failureRate: 0.02, valueSize: 512),
+                      pooled: true, capRequests: 32),
+        ])
+    }
+
+    /// The pipeline as a tree, for `strata check`.
+    public var tree: String {
+        var lines = ["pipeline \(name) (\(levels.count) level\(levels.count == 1 ? "" : "s"), top to bottom)"]
+        for (index, level) in levels.enumerated() {
+            let last = index == levels.count - 1
+            lines.append("\(last ? "└─" : "├─") \(level.name): \(level.kind.label), \(level.details)")
+            var wrappers: [String] = []
+            if let ttl = level.ttl { wrappers.append("expires after \(Units.format(ttl))") }
+            if let condition = level.condition { wrappers.append("conditioned by toggle \"\(condition)\"") }
+            if let cap = level.capRequests { wrappers.append("at most \(cap) requests in flight") }
+            if level.pooled { wrappers.append("pooled (single-flight gets)") }
+            wrappers.append("instrumented as \"\(level.name)\"")
+            for (w, wrapper) in wrappers.enumerated() {
+                lines.append("\(last ? "  " : "│ ")   \(w == wrappers.count - 1 ? "└" : "├") \(wrapper)")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
