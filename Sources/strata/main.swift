@@ -1,1 +1,165 @@
-print("strata")
+import ArgumentParser
+import Foundation
+import StrataExplorer
+
+/// `strata`: the interactive cache explorer.
+@main
+struct StrataCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "strata",
+        abstract: "Explore multi-level cache pipelines live in the terminal.",
+        discussion: """
+        With no arguments, opens the built-in demo pipeline (memory → disk → simulated origin).
+        Keys: : command line, g get, s set, w memory warning, 1-9 toggles, p pause, ? help, q quit.
+        """,
+        version: StrataVersion.current,
+        subcommands: [Explore.self, Check.self, Run.self],
+        defaultSubcommand: Explore.self
+    )
+}
+
+enum StrataVersion {
+    static let current = "0.1.0"
+}
+
+struct PipelineOptions: ParsableArguments {
+    @Option(name: .shortAndLong, help: "A pipeline file (YAML). Default: the config directory's pipeline.yaml, else the demo.")
+    var config: String?
+
+    func loadPipeline(paths: ExplorerPaths) throws -> PipelineSpec {
+        if let config { return try PipelineFile.load(path: config) }
+        if FileManager.default.fileExists(atPath: paths.defaultPipeline) {
+            return try PipelineFile.load(path: paths.defaultPipeline)
+        }
+        return .demo
+    }
+}
+
+/// Writes a one-line error to stderr and exits with `code`.
+func fail(_ message: String, code: Int32 = 2) -> Never {
+    FileHandle.standardError.write(Data("strata: error: \(message)\n".utf8))
+    exit(code)
+}
+
+struct Explore: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Open the explorer (the default).")
+
+    @OptionGroup var pipeline: PipelineOptions
+
+    @Option(name: .shortAndLong, help: "Theme name (default, light, high-contrast, mono, or a user theme) or a .theme file.")
+    var theme: String = "default"
+
+    @Option(help: "Redraws per second (1-60).")
+    var hz: Int = 10
+
+    @Flag(help: "Attributes only, no colours (also when NO_COLOR is set).")
+    var noColor = false
+
+    @Flag(help: "ASCII borders and sparklines even in a UTF-8 locale.")
+    var ascii = false
+
+    @Flag(help: "Print the configuration and theme paths and exit.")
+    var printPaths = false
+
+    func validate() throws {
+        guard (1...60).contains(hz) else { throw ValidationError("--hz must be from 1 to 60") }
+    }
+
+    @MainActor
+    func run() async throws {
+        let paths = ExplorerPaths()
+        if printPaths {
+            print(paths.description)
+            return
+        }
+        let spec: PipelineSpec
+        let chosenTheme: Theme
+        let model: ExplorerModel
+        do {
+            spec = try pipeline.loadPipeline(paths: paths)
+            chosenTheme = try Theme.load(theme, directories: [paths.themesDirectory])
+            model = ExplorerModel(pipeline: try Pipeline(spec))
+        } catch {
+            fail("\(error)")
+        }
+        let noColor = self.noColor || !(ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
+        let app: ExplorerApp
+        do {
+            app = try ExplorerApp(model: model, theme: chosenTheme, themeDirectories: [paths.themesDirectory],
+                                  hz: hz, noColor: noColor, forceASCII: ascii)
+        } catch {
+            model.shutdown()
+            fail("\(error)")
+        }
+        let status: Int32 = await withCheckedContinuation { continuation in
+            app.start { status in continuation.resume(returning: status) }
+        }
+        if status != 0 { throw ExitCode(status) }
+    }
+}
+
+struct Check: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Validate a pipeline file and print the composed pipeline as a tree."
+    )
+
+    @Argument(help: "The pipeline file (YAML).")
+    var file: String
+
+    func run() async throws {
+        let spec: PipelineSpec
+        do { spec = try PipelineFile.load(path: file) } catch { fail("\(error)", code: 1) }
+        print(spec.tree)
+        do {
+            let pipeline = try Pipeline(spec)
+            pipeline.removeTemporaryFiles()
+            print("ok: the pipeline builds")
+        } catch {
+            fail("\(file): \(error)", code: 1)
+        }
+    }
+}
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run explorer commands without a terminal and print the statistics.",
+        discussion: "Commands come from --script FILE, or one per line on stdin. Exit status 1 if any command failed."
+    )
+
+    @OptionGroup var pipeline: PipelineOptions
+
+    @Option(name: .shortAndLong, help: "A file of commands, one per line (# comments).")
+    var script: String?
+
+    @Flag(help: "Print the final statistics as JSON.")
+    var json = false
+
+    func run() async throws {
+        let paths = ExplorerPaths()
+        let model: ExplorerModel
+        do {
+            model = ExplorerModel(pipeline: try Pipeline(try pipeline.loadPipeline(paths: paths)))
+        } catch {
+            fail("\(error)")
+        }
+        defer { model.shutdown() }
+        let source = script ?? "stdin"
+        let text: String
+        if let script {
+            guard let data = FileManager.default.contents(atPath: script) else { fail("cannot read \(script)") }
+            text = String(decoding: data, as: UTF8.self)
+        } else {
+            var lines: [String] = []
+            while let line = readLine(strippingNewline: true) { lines.append(line) }
+            text = lines.joined(separator: "\n")
+        }
+        let runner = ScriptRunner(
+            model: model,
+            write: { if !json { print($0) } },
+            writeError: { FileHandle.standardError.write(Data("strata: \($0)\n".utf8)) }
+        )
+        let failures = await runner.run(lines: text.components(separatedBy: "\n"), source: source)
+        print(json ? runner.statisticsJSON() : "\n" + runner.statisticsTable())
+        if failures > 0 { throw ExitCode(1) }
+    }
+}

@@ -279,7 +279,11 @@ import Glibc
             try process.run()
             return process
         }
-        for process in processes { process.waitUntilExit() }
+        for process in processes {
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { process.waitUntilExit(); continuation.resume() }
+            }
+        }
         #expect(processes.map(\.terminationStatus) == [0, 0])
         // Everything left is readable and right.
         let level = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 400_000)

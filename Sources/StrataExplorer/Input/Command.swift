@@ -28,13 +28,13 @@ public enum Command: Sendable, Equatable {
 
     /// Every command with its syntax, for help and errors.
     public static let reference: [(syntax: String, meaning: String)] = [
-        ("get KEY", "read KEY through the pipeline; the event log shows its path"),
-        ("set KEY VALUE", "write VALUE (the rest of the line) into every level"),
+        ("get KEY", "read KEY; the event log shows its path"),
+        ("set KEY VALUE", "write VALUE (rest of the line) to every level"),
         ("rm KEY", "remove KEY from every level"),
         ("clear [LEVEL]", "empty one level, or all of them"),
         ("warn", "send a memory warning to every level"),
         ("toggle NAME", "switch a level condition on or off"),
-        ("load zipf|uniform|loop KEYS RATE [SECONDS]", "run a background workload of RATE gets/s"),
+        ("load PATTERN KEYS RATE [SECS]", "background gets/s; PATTERN is zipf, uniform or loop"),
         ("load stop", "stop the workload"),
         ("pause / resume", "freeze or resume the screen's figures"),
         ("reset", "zero every counter"),

@@ -176,6 +176,10 @@ public enum PipelineFile {
             }
             levelKind = .redis(url: url, prefix: try text("prefix") ?? "strata:")
         }
+        if let ttlNode = fields["ttl"], kind == "origin" || kind == "http" {
+            throw PipelineFileError(file: file, line: ttlNode.mark?.line, field: "\(path).ttl",
+                                    message: "ttl applies to levels that store (memory, disk, redis), not to a \(kind) origin")
+        }
         let pooled = try value("pooled") { node -> Bool in
             switch node.string?.lowercased() {
             case "true", "yes", "on": return true

@@ -1,0 +1,119 @@
+/// A key as the explorer understands it (the backend translates ncurses codes).
+public enum Key: Equatable, Sendable {
+    case character(Character)
+    case enter, escape, backspace, up, down, resize, interrupt, redraw, help
+}
+
+/// What a key asks the app to do.
+public enum InputAction: Equatable, Sendable {
+    case run(Command)
+    case flipToggle(index: Int)
+    case cycleTheme
+    case faster, slower
+    case redraw
+    case error(String)
+}
+
+/// Normal-mode keys and the `:` command line with history. Pure: the app
+/// feeds keys in and carries out the actions that come back.
+public struct InputController: Equatable, Sendable {
+    /// The text after `:` while the command line is open.
+    public private(set) var commandLine: String?
+    public private(set) var showHelp = false
+    public private(set) var history: [String] = []
+    private var historyIndex: Int?
+    private var draft = ""
+
+    public static let historyLimit = 100
+
+    public init() {}
+
+    public mutating func handle(_ key: Key) -> [InputAction] {
+        if key == .interrupt { return [.run(.quit)] }
+        if key == .redraw || key == .resize { return [.redraw] }
+        if commandLine != nil { return editCommandLine(key) }
+        if showHelp {
+            if key == .escape || key == .character("?") || key == .character("q") || key == .help || key == .character("h") {
+                showHelp = false
+            }
+            return []
+        }
+        switch key {
+        case .character(":"): open("")
+        case .character("g"): open("get ")
+        case .character("s"): open("set ")
+        case .character("d"): open("rm ")
+        case .character("c"): open("clear ")
+        case .character("w"): return [.run(.warn)]
+        case .character("l"): open("load zipf 1000 2000")
+        case .character("x"): return [.run(.loadStop)]
+        case .character("p"): return [.run(.pause)]  // the app turns it into resume when paused
+        case .character("r"): return [.run(.reset)]
+        case .character("t"): return [.cycleTheme]
+        case .character("+"), .character("="): return [.faster]
+        case .character("-"): return [.slower]
+        case .character("q"): return [.run(.quit)]
+        case .character("?"), .character("h"), .help: showHelp = true
+        case .character(let c) where c.isNumber && c != "0":
+            if let digit = c.wholeNumberValue, (1...9).contains(digit) { return [.flipToggle(index: digit - 1)] }
+        default: break
+        }
+        return []
+    }
+
+    private mutating func open(_ text: String) {
+        commandLine = text
+        historyIndex = nil
+        draft = text
+    }
+
+    private mutating func editCommandLine(_ key: Key) -> [InputAction] {
+        guard var line = commandLine else { return [] }
+        switch key {
+        case .escape:
+            commandLine = nil
+            return []
+        case .enter:
+            commandLine = nil
+            let text = line.trimmingCharacters(in: .whitespaces)
+            guard !text.isEmpty else { return [] }
+            if history.last != text { history.append(text) }
+            if history.count > Self.historyLimit { history.removeFirst() }
+            do { return [.run(try CommandParser.parse(text))] } catch { return [.error(error.message)] }
+        case .backspace:
+            if line.isEmpty { commandLine = nil; return [] }
+            line.removeLast()
+        case .up:
+            guard !history.isEmpty else { return [] }
+            if historyIndex == nil { draft = line }
+            let index = max(0, (historyIndex ?? history.count) - 1)
+            historyIndex = index
+            line = history[index]
+        case .down:
+            guard let index = historyIndex else { return [] }
+            if index + 1 < history.count {
+                historyIndex = index + 1
+                line = history[index + 1]
+            } else {
+                historyIndex = nil
+                line = draft
+            }
+        case .character(let c):
+            guard line.utf8.count < CommandParser.maxLength else { return [.error("command line is full")] }
+            line.append(c)
+        default: break
+        }
+        commandLine = line
+        return []
+    }
+}
+
+extension String {
+    func trimmingCharacters(in set: Set<Character>) -> String {
+        String(drop { set.contains($0) }.reversed().drop { set.contains($0) }.reversed())
+    }
+}
+
+extension Set where Element == Character {
+    static let whitespaces: Set<Character> = [" ", "\t"]
+}

@@ -1,0 +1,299 @@
+import DequeModule
+import Foundation
+import Strata
+import Synchronization
+
+/// The result of a command, for the status line or a script's output.
+public struct CommandOutcome: Equatable, Sendable {
+    public var message: String
+    public var isError: Bool
+
+    public init(_ message: String, isError: Bool = false) {
+        self.message = message
+        self.isError = isError
+    }
+}
+
+/// The explorer's live state: a pipeline, its counters over time, the event
+/// log, the workload. Commands run on the caller's task; the cache never
+/// waits for the screen, and the screen only reads snapshots.
+public final class ExplorerModel: Sendable {
+    struct History {
+        var windowStart: ContinuousClock.Instant
+        var windowStats: StatisticsSnapshot
+        var getsPerSecond = 0.0
+        var hitsPerSecond = 0.0
+        var sparkline: [Double?] = []
+    }
+
+    struct State {
+        var events: Deque<EventLine> = []
+        var status = CommandOutcome("")
+        var paused = false
+        var frozen: [PaneState]?
+        var history: [History]
+        var workload: Workload?
+    }
+
+    public static let eventLimit = 500
+    public static let sparklineLength = 60
+
+    public let pipeline: Pipeline
+    private let state: Mutex<State>
+
+    public init(pipeline: Pipeline) {
+        self.pipeline = pipeline
+        let now = ContinuousClock.now
+        state = Mutex(State(history: pipeline.levels.map {
+            History(windowStart: now, windowStats: $0.statistics.snapshot())
+        }))
+    }
+
+    // MARK: Snapshots
+
+    /// Every level's pane as of now (or as of `pause`).
+    public func panes() -> [PaneState] {
+        let (frozen, history) = state.withLock { ($0.paused ? $0.frozen : nil, $0.history) }
+        if let frozen { return frozen }
+        return livePanes(history)
+    }
+
+    private func livePanes(_ history: [History]) -> [PaneState] {
+        zip(pipeline.levels, history).map { level, history in
+            PaneState(
+                name: level.spec.name, summary: level.spec.summary, condition: level.spec.condition,
+                conditionOn: level.toggle?.isOn, stats: level.statistics.snapshot(),
+                getsPerSecond: history.getsPerSecond, hitsPerSecond: history.hitsPerSecond,
+                entries: level.entries(), countLimit: level.countLimit, bytes: level.bytes(),
+                capacity: level.capacityBytes, sparkline: history.sparkline, lastError: level.statistics.lastError
+            )
+        }
+    }
+
+    public var events: [EventLine] { state.withLock { Array($0.events) } }
+    public var status: CommandOutcome { state.withLock { $0.status } }
+    public var isPaused: Bool { state.withLock { $0.paused } }
+    public var workloadDescription: String? { state.withLock { $0.workload?.description } }
+    public var workload: Workload? { state.withLock { $0.workload } }
+
+    /// Advances per-second rates and sparklines; call it from the refresh loop.
+    public func tick(now: ContinuousClock.Instant = .now) {
+        let current = pipeline.levels.map { $0.statistics.snapshot() }
+        state.withLock { state in
+            for i in state.history.indices {
+                let elapsed = now - state.history[i].windowStart
+                guard elapsed >= .seconds(1) else { continue }
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                let before = state.history[i].windowStats, after = current[i]
+                let gets = after.gets - before.gets, hits = after.hits - before.hits
+                let answered = (after.hits + after.misses + after.errors) - (before.hits + before.misses + before.errors)
+                state.history[i].getsPerSecond = max(0, Double(gets) / seconds)
+                state.history[i].hitsPerSecond = max(0, Double(hits) / seconds)
+                state.history[i].sparkline.append(answered > 0 ? Double(hits) / Double(answered) : nil)
+                if state.history[i].sparkline.count > Self.sparklineLength {
+                    state.history[i].sparkline.removeFirst(state.history[i].sparkline.count - Self.sparklineLength)
+                }
+                state.history[i].windowStart = now
+                state.history[i].windowStats = after
+            }
+        }
+    }
+
+    // MARK: Log
+
+    public func log(_ text: String, isError: Bool = false) {
+        let line = EventLine(time: Self.clockTime(), text: text, isError: isError)
+        state.withLock { state in
+            state.events.prepend(line)
+            if state.events.count > Self.eventLimit { state.events.removeLast() }
+        }
+    }
+
+    public func setStatus(_ outcome: CommandOutcome) { state.withLock { $0.status = outcome } }
+
+    static func clockTime() -> String {
+        var now = time(nil)
+        var parts = tm()
+        localtime_r(&now, &parts)
+        return String(format: "%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec)
+    }
+
+    // MARK: Commands
+
+    /// Runs a cache command and records its outcome in the status line and log.
+    /// Screen-only commands (`theme`, `hz`, `help`, `quit`) are the caller's.
+    @discardableResult
+    public func execute(_ command: Command) async -> CommandOutcome {
+        let outcome = await perform(command)
+        setStatus(outcome)
+        return outcome
+    }
+
+    private func perform(_ command: Command) async -> CommandOutcome {
+        switch command {
+        case .get(let key): return await get(key)
+        case .set(let key, let value): return await set(key, value)
+        case .remove(let key):
+            do {
+                try await pipeline.cache.remove(key)
+                log("rm \(key) → removed from every level")
+                return CommandOutcome("removed \(key)")
+            } catch {
+                return failure("rm \(key)", error)
+            }
+        case .clear(let name):
+            if let name {
+                guard let level = pipeline.level(named: name) else {
+                    return CommandOutcome("no level named '\(name)' (levels: \(levelNames))", isError: true)
+                }
+                await level.cache.clear()
+                log("clear \(name) → emptied")
+                return CommandOutcome("cleared \(name)")
+            }
+            await pipeline.cache.clear()
+            log("clear → every level emptied")
+            return CommandOutcome("cleared every level")
+        case .warn:
+            let before = pipeline.levels.map { $0.entries() }
+            await pipeline.cache.onMemoryWarning()
+            let emptied = zip(pipeline.levels, before).compactMap { level, count -> String? in
+                guard let count, let after = level.entries(), after < count else { return nil }
+                return "\(level.spec.name) \(count)→\(after)"
+            }
+            log("memory warning → " + (emptied.isEmpty ? "nothing to release" : emptied.joined(separator: ", ")))
+            return CommandOutcome("memory warning sent to every level")
+        case .toggle(let name):
+            guard let toggle = pipeline.toggle(named: name) else {
+                let known = pipeline.toggles.map(\.name)
+                return CommandOutcome("no toggle named '\(name)'" + (known.isEmpty ? " (this pipeline has none)" : " (toggles: \(known.joined(separator: ", ")))"), isError: true)
+            }
+            let on = toggle.flip()
+            log("toggle \(name) → \(on ? "on" : "off")")
+            return CommandOutcome("\(name) is \(on ? "on" : "off")")
+        case .load(let pattern, let keys, let rate, let seconds):
+            let workload = Workload(pattern: pattern, keys: keys, rate: rate, seconds: seconds)
+            let previous = state.withLock { state -> Workload? in
+                defer { state.workload = workload }
+                return state.workload
+            }
+            previous?.stop()
+            workload.start(on: pipeline.cache) { [weak self] in
+                guard let self else { return }
+                let ended = self.state.withLock { state -> Bool in
+                    guard state.workload === workload else { return false }
+                    state.workload = nil
+                    return true
+                }
+                if ended { self.log("load finished: \(workload.completed) gets") }
+            }
+            log("load \(pattern.rawValue) over \(keys) keys at \(rate)/s" + (seconds.map { String(format: " for %.0fs", $0) } ?? ""))
+            return CommandOutcome("workload started (load stop ends it)")
+        case .loadStop:
+            guard let workload = state.withLock({ state -> Workload? in
+                defer { state.workload = nil }
+                return state.workload
+            }) else { return CommandOutcome("no workload is running", isError: true) }
+            workload.stop()
+            log("load stopped after \(workload.completed) gets")
+            return CommandOutcome("workload stopped")
+        case .pause:
+            let panes = livePanes(state.withLock { $0.history })
+            state.withLock { state in
+                state.paused = true
+                state.frozen = panes
+            }
+            return CommandOutcome("paused: figures frozen (resume or p to continue)")
+        case .resume:
+            state.withLock { state in
+                state.paused = false
+                state.frozen = nil
+            }
+            return CommandOutcome("resumed")
+        case .reset:
+            for level in pipeline.levels { level.statistics.reset() }
+            let now = ContinuousClock.now
+            state.withLock { state in
+                state.history = pipeline.levels.map { History(windowStart: now, windowStats: $0.statistics.snapshot()) }
+                if state.paused { state.frozen = nil; state.paused = false }
+            }
+            log("counters reset")
+            return CommandOutcome("counters reset")
+        case .theme, .hz, .help, .quit:
+            return CommandOutcome("")
+        }
+    }
+
+    var levelNames: String { pipeline.levels.map(\.spec.name).joined(separator: ", ") }
+
+    private func failure(_ what: String, _ error: any Error) -> CommandOutcome {
+        let text = "\(what) failed: \(error)"
+        log(text, isError: true)
+        return CommandOutcome(text, isError: true)
+    }
+
+    private func get(_ key: String) async -> CommandOutcome {
+        let trace = RequestTrace()
+        let started = ContinuousClock.now
+        let value: Data?
+        do {
+            value = try await trace.record { try await pipeline.cache.getIfPresent(key) }
+        } catch {
+            log("get \(key)  " + Self.path(trace.events) + " → failed", isError: true)
+            return CommandOutcome("get \(key) failed: \(error)", isError: true)
+        }
+        let elapsed = ContinuousClock.now - started
+        // Back-fills finish after the get: wait (briefly) for each level above the hit.
+        let forward = trace.events.filter { !$0.isBackfill }
+        if value != nil {
+            let above = forward.filter { $0.outcome != .hit }.count
+            await trace.waitForEvents(count: forward.count + above, timeout: .seconds(2))
+        }
+        let line = "get \(key)  " + Self.path(trace.events) + (value == nil ? " → not found" : "")
+        log(line, isError: forward.contains { $0.outcome == .error })
+        guard let value else { return CommandOutcome("get \(key): not found in any level") }
+        let source = forward.last { $0.outcome == .hit }?.level ?? "?"
+        return CommandOutcome("get \(key): \(value.count) bytes from \(source) in \(Units.latency(UInt64(max(0, elapsed.nanoseconds)))): \(Self.preview(value))")
+    }
+
+    private func set(_ key: String, _ value: String) async -> CommandOutcome {
+        let data = Data(value.utf8)
+        do {
+            try await pipeline.cache.set(data, forKey: key)
+            log("set \(key) (\(data.count) bytes) → stored in every level")
+            return CommandOutcome("set \(key): \(data.count) bytes stored")
+        } catch {
+            return failure("set \(key)", error)
+        }
+    }
+
+    /// `L1 miss → L2 miss → origin hit 48 ms → back-filled L2, L1`
+    static func path(_ events: [CacheEvent]) -> String {
+        var parts: [String] = []
+        for event in events where !event.isBackfill {
+            var text = "\(event.level) \(event.outcome.rawValue)"
+            if event.outcome == .hit || event.duration >= .milliseconds(1) {
+                text += " " + Units.latency(UInt64(max(0, event.duration.nanoseconds)))
+            }
+            if event.outcome == .error, let error = event.error { text += " (\(error.prefix(60)))" }
+            parts.append(text)
+        }
+        let filled = events.filter { $0.isBackfill && $0.outcome == .stored }.map(\.level)
+        let failed = events.filter { $0.isBackfill && $0.outcome == .error }.map(\.level)
+        if !filled.isEmpty { parts.append("back-filled " + filled.joined(separator: ", ")) }
+        if !failed.isEmpty { parts.append("back-fill failed " + failed.joined(separator: ", ")) }
+        return parts.isEmpty ? "(every level skipped)" : parts.joined(separator: " → ")
+    }
+
+    /// The first bytes of a value as printable text.
+    static func preview(_ data: Data) -> String {
+        let text = String(decoding: data.prefix(48), as: UTF8.self)
+        let clean = String(text.unicodeScalars.map { $0.properties.generalCategory == .control ? "." : Character($0) })
+        return "\"" + clean + (data.count > 48 ? "…" : "") + "\""
+    }
+
+    /// Stops the workload and removes temporary directories.
+    public func shutdown() {
+        state.withLock { $0.workload }?.stop()
+        pipeline.removeTemporaryFiles()
+    }
+}

@@ -1,0 +1,52 @@
+import Strata
+
+/// What one level's pane shows: a value, so frames are a pure function of it.
+public struct PaneState: Equatable, Sendable {
+    public var name: String
+    /// `memory · pooled · ttl 5m · cond:memory`
+    public var summary: String
+    public var condition: String?
+    public var conditionOn: Bool?
+    public var stats: StatisticsSnapshot
+    public var getsPerSecond: Double
+    public var hitsPerSecond: Double
+    public var entries: Int?
+    public var countLimit: Int?
+    public var bytes: Int?
+    public var capacity: Int?
+    /// Hit ratio per second over the last minute, oldest first (`nil`: no gets that second).
+    public var sparkline: [Double?]
+    public var lastError: String?
+
+    public init(name: String, summary: String, condition: String? = nil, conditionOn: Bool? = nil,
+                stats: StatisticsSnapshot = StatisticsSnapshot(), getsPerSecond: Double = 0, hitsPerSecond: Double = 0,
+                entries: Int? = nil, countLimit: Int? = nil, bytes: Int? = nil, capacity: Int? = nil,
+                sparkline: [Double?] = [], lastError: String? = nil) {
+        self.name = name
+        self.summary = summary
+        self.condition = condition
+        self.conditionOn = conditionOn
+        self.stats = stats
+        self.getsPerSecond = getsPerSecond
+        self.hitsPerSecond = hitsPerSecond
+        self.entries = entries
+        self.countLimit = countLimit
+        self.bytes = bytes
+        self.capacity = capacity
+        self.sparkline = sparkline
+        self.lastError = lastError
+    }
+}
+
+/// One line of the event log.
+public struct EventLine: Equatable, Sendable {
+    public var time: String
+    public var text: String
+    public var isError: Bool
+
+    public init(time: String, text: String, isError: Bool = false) {
+        self.time = time
+        self.text = text
+        self.isError = isError
+    }
+}

@@ -1,0 +1,150 @@
+import Dispatch
+import Foundation
+
+/// The interactive explorer: one main-queue `DispatchSourceTimer` reads keys,
+/// advances the model's rates and repaints; a stdin read source wakes it early
+/// for typing. Every ncurses call stays on the main queue; commands run on
+/// their own tasks, so the cache never waits for the screen.
+@MainActor
+public final class ExplorerApp {
+    let model: ExplorerModel
+    let backend: NcursesBackend
+    let renderer: Renderer
+    var input = InputController()
+    var theme: Theme
+    var hz: Int
+    let themeDirectories: [String]
+    var timer: (any DispatchSourceTimer)?
+    var stdinSource: (any DispatchSourceRead)?
+    var signalSources: [any DispatchSourceSignal] = []
+    var forceRedraw = false
+    var onExit: (@MainActor (Int32) -> Void)?
+
+    public init(model: ExplorerModel, theme: Theme, themeDirectories: [String], hz: Int,
+                noColor: Bool, forceASCII: Bool) throws {
+        self.model = model
+        self.backend = try NcursesBackend(noColor: noColor, forceASCII: forceASCII)
+        self.renderer = Renderer(unicode: backend.unicode)
+        self.theme = theme
+        self.themeDirectories = themeDirectories
+        self.hz = hz
+        backend.apply(theme)
+    }
+
+    /// Starts the loop; `onExit` runs (on the main queue) after the terminal is restored.
+    public func start(onExit: @escaping @MainActor (Int32) -> Void) {
+        self.onExit = onExit
+        model.setStatus(CommandOutcome("\(model.pipeline.levels.count) levels ready; : for commands, ? for help"))
+        let source = DispatchSource.makeReadSource(fileDescriptor: 0, queue: .main)
+        source.setEventHandler { MainActor.assumeIsolated { self.frame(tick: false) } }
+        source.resume()
+        stdinSource = source
+        for sig in [SIGTERM, SIGHUP] {
+            signal(sig, SIG_IGN)
+            let handler = DispatchSource.makeSignalSource(signal: sig, queue: .main)
+            handler.setEventHandler { MainActor.assumeIsolated { self.stop(status: 128 + sig) } }
+            handler.resume()
+            signalSources.append(handler)
+        }
+        scheduleTimer()
+        frame(tick: true)
+    }
+
+    func scheduleTimer() {
+        timer?.cancel()
+        let timer = DispatchSource.makeTimerSource(queue: .main)
+        let interval = 1_000_000 / hz
+        timer.schedule(deadline: .now(), repeating: .microseconds(interval), leeway: .microseconds(interval / 10))
+        timer.setEventHandler { MainActor.assumeIsolated { self.frame(tick: true) } }
+        timer.resume()
+        self.timer = timer
+    }
+
+    /// One frame: drain keys (a resize arrives as a key), advance rates, paint.
+    func frame(tick: Bool) {
+        while let key = backend.readKey() {
+            for action in input.handle(key) { perform(action) }
+            if timer == nil { return }  // quit
+        }
+        if tick { model.tick() }
+        paint()
+    }
+
+    func paint() {
+        let size = backend.size
+        let state = ViewState(
+            title: model.pipeline.spec.name, panes: model.panes(), events: model.events, status: model.status,
+            commandLine: input.commandLine, showHelp: input.showHelp, paused: model.isPaused, hz: hz,
+            workload: model.workloadDescription, theme: theme.name
+        )
+        backend.paint(renderer.render(state, width: size.width, height: size.height), forceFullRedraw: forceRedraw)
+        forceRedraw = false
+    }
+
+    func perform(_ action: InputAction) {
+        switch action {
+        case .run(let command): run(command)
+        case .flipToggle(let index):
+            let toggles = model.pipeline.toggles
+            guard index < toggles.count else {
+                model.setStatus(CommandOutcome("no toggle \(index + 1) (this pipeline has \(toggles.count))", isError: true))
+                return
+            }
+            run(.toggle(name: toggles[index].name))
+        case .cycleTheme:
+            let names = Theme.builtinNames
+            let next = names[((names.firstIndex(of: theme.name) ?? -1) + 1) % names.count]
+            run(.theme(name: next))
+        case .faster: setHz(min(60, hz + (hz >= 10 ? 5 : 1)))
+        case .slower: setHz(max(1, hz - (hz > 10 ? 5 : 1)))
+        case .redraw: forceRedraw = true
+        case .error(let message): model.setStatus(CommandOutcome(message, isError: true))
+        }
+    }
+
+    func setHz(_ value: Int) {
+        hz = value
+        scheduleTimer()
+        model.setStatus(CommandOutcome("refresh \(hz) Hz"))
+    }
+
+    func run(_ command: Command) {
+        switch command {
+        case .quit: stop(status: 0)
+        case .help: input = InputController.withHelp(from: input)
+        case .hz(let value): setHz(value)
+        case .theme(let name):
+            do {
+                theme = try Theme.load(name, directories: themeDirectories)
+                backend.apply(theme)
+                model.setStatus(CommandOutcome("theme \(theme.name)"))
+            } catch {
+                model.setStatus(CommandOutcome("\(error)", isError: true))
+            }
+        case .pause where model.isPaused:
+            run(.resume)
+        default:
+            let model = self.model
+            Task.detached { await model.execute(command) }
+        }
+    }
+
+    func stop(status: Int32) {
+        timer?.cancel()
+        timer = nil
+        stdinSource?.cancel()
+        for source in signalSources { source.cancel() }
+        backend.shutdown()
+        model.shutdown()
+        onExit?(status)
+    }
+}
+
+extension InputController {
+    /// The same input state with the help overlay open (for `:help`).
+    static func withHelp(from state: InputController) -> InputController {
+        var copy = state
+        _ = copy.handle(.character("?"))
+        return copy
+    }
+}

@@ -1,0 +1,132 @@
+/// What a cell is for; a theme maps each role to colours and attributes.
+public enum Role: Int, CaseIterable, Sendable {
+    case normal, title, border, label, value, hit, miss, error, dim, status, statusError
+    case footer, footerKey, sparkline, toggleOn, toggleOff, helpText, helpKey, command
+}
+
+/// One character cell. A wide character fills its cell and marks the next as
+/// a continuation.
+public struct Cell: Equatable, Sendable {
+    public var character: Character
+    public var role: Role
+    public var isContinuation: Bool
+
+    public static let blank = Cell(character: " ", role: .normal, isContinuation: false)
+}
+
+/// A screen's worth of cells: the renderer's output, the backend's input.
+public struct CellBuffer: Equatable, Sendable {
+    public let width: Int
+    public let height: Int
+    public private(set) var cells: [Cell]
+
+    public init(width: Int, height: Int) {
+        self.width = max(0, width)
+        self.height = max(0, height)
+        cells = Array(repeating: .blank, count: self.width * self.height)
+    }
+
+    public subscript(x: Int, y: Int) -> Cell {
+        get { cells[y * width + x] }
+        set { cells[y * width + x] = newValue }
+    }
+
+    /// Writes `text` from (x, y), clipped at `limit` columns (default: the
+    /// right edge). Control characters show as `·`. Returns the columns used.
+    @discardableResult
+    public mutating func put(_ text: String, x: Int, y: Int, role: Role, limit: Int? = nil) -> Int {
+        guard y >= 0, y < height, x < width else { return 0 }
+        let end = min(width, x + (limit ?? width))
+        var column = x
+        for character in text {
+            let shown: Character = character.unicodeScalars.contains { $0.properties.generalCategory == .control } ? "·" : character
+            let w = TextWidth.of(shown)
+            if w == 0 { continue }
+            if column + w > end { break }
+            if column >= 0 {
+                self[column, y] = Cell(character: shown, role: role, isContinuation: false)
+                if w == 2 { self[column + 1, y] = Cell(character: " ", role: role, isContinuation: true) }
+            }
+            column += w
+        }
+        return column - x
+    }
+
+    /// Fills a row segment with one character and role.
+    public mutating func fill(_ character: Character, x: Int, y: Int, count: Int, role: Role) {
+        guard y >= 0, y < height else { return }
+        for column in max(0, x)..<min(width, x + count) {
+            self[column, y] = Cell(character: character, role: role, isContinuation: false)
+        }
+    }
+
+    /// Draws a box with `title` in its top edge.
+    public mutating func box(x: Int, y: Int, width w: Int, height h: Int, title: [(String, Role)],
+                             glyphs: BoxGlyphs, role: Role = .border) {
+        guard w >= 2, h >= 2 else { return }
+        fill(glyphs.horizontal, x: x + 1, y: y, count: w - 2, role: role)
+        fill(glyphs.horizontal, x: x + 1, y: y + h - 1, count: w - 2, role: role)
+        for row in (y + 1)..<(y + h - 1) {
+            fill(glyphs.vertical, x: x, y: row, count: 1, role: role)
+            fill(glyphs.vertical, x: x + w - 1, y: row, count: 1, role: role)
+        }
+        fill(glyphs.topLeft, x: x, y: y, count: 1, role: role)
+        fill(glyphs.topRight, x: x + w - 1, y: y, count: 1, role: role)
+        fill(glyphs.bottomLeft, x: x, y: y + h - 1, count: 1, role: role)
+        fill(glyphs.bottomRight, x: x + w - 1, y: y + h - 1, count: 1, role: role)
+        var column = x + 2
+        let limit = x + w - 2
+        for (index, (text, textRole)) in title.enumerated() {
+            let piece = (index == 0 ? " " : "") + text + (index == title.count - 1 ? " " : "")
+            column += put(piece, x: column, y: y, role: textRole, limit: max(0, limit - column))
+        }
+    }
+
+    /// The screen as text, one line per row, trailing spaces removed.
+    public var text: String {
+        (0..<height).map { row in
+            var line = ""
+            for column in 0..<width where !self[column, row].isContinuation { line.append(self[column, row].character) }
+            while line.last == " " { line.removeLast() }
+            return line
+        }.joined(separator: "\n")
+    }
+}
+
+/// Border characters: Unicode box drawing, or ASCII when the locale is not UTF-8.
+public struct BoxGlyphs: Equatable, Sendable {
+    public var horizontal, vertical, topLeft, topRight, bottomLeft, bottomRight: Character
+
+    public static let unicode = BoxGlyphs(horizontal: "─", vertical: "│", topLeft: "╭", topRight: "╮",
+                                          bottomLeft: "╰", bottomRight: "╯")
+    public static let ascii = BoxGlyphs(horizontal: "-", vertical: "|", topLeft: "+", topRight: "+",
+                                        bottomLeft: "+", bottomRight: "+")
+}
+
+/// Terminal column widths without libc (the same rules as wcwidth for the
+/// ranges that matter: combining marks 0, East Asian wide and emoji 2).
+public enum TextWidth {
+    public static func of(_ character: Character) -> Int {
+        var width = 0
+        for scalar in character.unicodeScalars { width = max(width, of(scalar)) }
+        return width
+    }
+
+    public static func of(_ scalar: Unicode.Scalar) -> Int {
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark, .format: return 0
+        default: break
+        }
+        let v = scalar.value
+        if (0x1100...0x115F).contains(v) || (0x2E80...0x303E).contains(v) || (0x3041...0x33FF).contains(v)
+            || (0x3400...0x4DBF).contains(v) || (0x4E00...0x9FFF).contains(v) || (0xA000...0xA4CF).contains(v)
+            || (0xAC00...0xD7A3).contains(v) || (0xF900...0xFAFF).contains(v) || (0xFE30...0xFE4F).contains(v)
+            || (0xFF00...0xFF60).contains(v) || (0xFFE0...0xFFE6).contains(v) || (0x1F300...0x1F64F).contains(v)
+            || (0x1F900...0x1F9FF).contains(v) || (0x20000...0x3FFFD).contains(v) {
+            return 2
+        }
+        return 1
+    }
+
+    public static func of(_ text: String) -> Int { text.reduce(0) { $0 + of($1) } }
+}

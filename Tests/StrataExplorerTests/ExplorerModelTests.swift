@@ -1,0 +1,124 @@
+import Foundation
+import Strata
+@testable import StrataExplorer
+import Testing
+
+@Suite struct ExplorerModelTests {
+    static func quickSpec(failureRate: Double = 0) -> PipelineSpec {
+        PipelineSpec(name: "test", levels: [
+            LevelSpec(name: "L1", kind: .memory(capacity: 64 * 1024, countLimit: 100), condition: "memory"),
+            LevelSpec(name: "L2", kind: .disk(path: nil, capacity: 1 << 20), condition: "disk"),
+            LevelSpec(name: "origin", kind: .origin(latency: .milliseconds(1), jitter: .zero, failureRate: failureRate, valueSize: 64),
+                      pooled: true),
+        ])
+    }
+
+    @Test func getLogsThePathThroughEveryLevel() async throws {
+        let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
+        defer { model.shutdown() }
+        let first = await model.execute(.get(key: "user:7"))
+        #expect(!first.isError)
+        #expect(first.message.hasPrefix("get user:7: 64 bytes from origin"))
+        let line = model.events[0].text
+        #expect(line.hasPrefix("get user:7  L1 miss → L2 miss → origin hit"))
+        #expect(line.contains("back-filled"))
+        #expect(line.contains("L1") && line.hasSuffix("L2") || line.hasSuffix("L1"))
+        let second = await model.execute(.get(key: "user:7"))
+        #expect(second.message.contains("from L1"))
+        let panes = model.panes()
+        #expect(panes[0].stats.gets == 2 && panes[0].stats.hits == 1 && panes[0].stats.backfills == 1)
+        #expect(panes[2].stats.gets == 1)
+        #expect(panes[0].entries == 1)
+    }
+
+    @Test func missesSetsRemovesAndClears() async throws {
+        let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
+        defer { model.shutdown() }
+        #expect(await model.execute(.get(key: "missing:x")).message == "get missing:x: not found in any level")
+        #expect(await model.execute(.set(key: "k", value: "hello")).message == "set k: 5 bytes stored")
+        #expect(await model.execute(.get(key: "k")).message.hasSuffix("\"hello\""))
+        #expect(!(await model.execute(.remove(key: "k"))).isError)
+        #expect(model.panes()[0].entries == 0)
+        let unknown = await model.execute(.clear(level: "L9"))
+        #expect(unknown == CommandOutcome("no level named 'L9' (levels: L1, L2, origin)", isError: true))
+        _ = await model.execute(.set(key: "a", value: "1"))
+        #expect(await model.execute(.clear(level: "L2")).message == "cleared L2")
+        #expect(model.panes()[1].entries == 0 && model.panes()[0].entries == 1)
+    }
+
+    @Test func warnEmptiesMemoryButNotDisk() async throws {
+        let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
+        defer { model.shutdown() }
+        for i in 0..<5 { _ = await model.execute(.get(key: "k\(i)")) }
+        #expect(model.panes()[0].entries == 5)
+        _ = await model.execute(.warn)
+        #expect(model.panes()[0].entries == 0)
+        #expect(model.panes()[1].entries == 5)
+        #expect(model.events[0].text == "memory warning → L1 5→0")
+    }
+
+    @Test func togglesSkipLevels() async throws {
+        let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
+        defer { model.shutdown() }
+        #expect(await model.execute(.toggle(name: "memory")).message == "memory is off")
+        _ = await model.execute(.get(key: "a"))
+        #expect(model.panes()[0].stats.gets == 0 && model.panes()[0].entries == 0)
+        #expect(model.panes()[0].conditionOn == false)
+        let bad = await model.execute(.toggle(name: "nope"))
+        #expect(bad.isError && bad.message.contains("toggles: memory, disk"))
+    }
+
+    @Test func workloadRunsForItsDurationAndStops() async throws {
+        let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
+        defer { model.shutdown() }
+        _ = await model.execute(.load(pattern: .zipf, keys: 50, rate: 400, seconds: 0.5))
+        let workload = try #require(model.workload)
+        await workload.finished()
+        #expect(workload.completed == 200)
+        #expect(model.panes()[0].stats.gets == 200)
+        #expect(model.panes()[0].stats.hits > 100, "zipf over 50 keys mostly hits after warm-up")
+        #expect(await model.execute(.loadStop).isError, "nothing running any more")
+        _ = await model.execute(.load(pattern: .uniform, keys: 10, rate: 1000, seconds: nil))
+        #expect(await model.execute(.loadStop).message == "workload stopped")
+    }
+
+    @Test func pauseFreezesFiguresAndResetZeroes() async throws {
+        let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
+        defer { model.shutdown() }
+        _ = await model.execute(.get(key: "a"))
+        _ = await model.execute(.pause)
+        _ = await model.execute(.get(key: "b"))
+        #expect(model.panes()[0].stats.gets == 1, "frozen while paused")
+        _ = await model.execute(.resume)
+        #expect(model.panes()[0].stats.gets == 2)
+        _ = await model.execute(.reset)
+        #expect(model.panes().allSatisfy { $0.stats.gets == 0 })
+    }
+
+    @Test func ratesAndSparklinesAdvancePerSecond() async throws {
+        let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
+        defer { model.shutdown() }
+        let start = ContinuousClock.now
+        model.tick(now: start)
+        for _ in 0..<4 { _ = await model.execute(.get(key: "same")) }
+        model.tick(now: start + .seconds(2))
+        let l1 = model.panes()[0]
+        #expect(l1.sparkline.count == 1)
+        #expect(l1.sparkline[0] == 0.75)
+        #expect(l1.getsPerSecond > 0)
+    }
+
+    @Test func levelErrorsReachThePaneAndTheLog() async throws {
+        let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec(failureRate: 1)))
+        defer { model.shutdown() }
+        let outcome = await model.execute(.get(key: "k"))
+        #expect(outcome.isError)
+        #expect(model.events[0].isError)
+        #expect(model.events[0].text.contains("origin error"))
+        #expect(model.events[0].text.contains("(simulated origin failure) → failed"))
+        #expect(model.panes()[2].lastError == "get k: simulated origin failure")
+        // Nothing stored was lost: a value set earlier is still there.
+        _ = await model.execute(.set(key: "kept", value: "v"))
+        #expect(await model.execute(.get(key: "kept")).message.contains("from L1"))
+    }
+}
