@@ -68,6 +68,7 @@ let package = Package(
         .testTarget(
             name: "StrataExplorerTests",
             dependencies: ["StrataExplorer", "strata"],
+            exclude: ["Snapshots"],
             swiftSettings: strictSettings
         ),
         .testTarget(

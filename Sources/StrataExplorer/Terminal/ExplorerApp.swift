@@ -18,6 +18,9 @@ public final class ExplorerApp {
     var stdinSource: (any DispatchSourceRead)?
     var signalSources: [any DispatchSourceSignal] = []
     var forceRedraw = false
+    var lastFrame: (state: ViewState, width: Int, height: Int)?
+    /// Frames actually painted (unchanged frames are skipped).
+    public private(set) var framesPainted = 0
     var onExit: (@MainActor (Int32) -> Void)?
 
     public init(model: ExplorerModel, theme: Theme, themeDirectories: [String], hz: Int,
@@ -73,11 +76,19 @@ public final class ExplorerApp {
     func paint() {
         let size = backend.size
         let state = ViewState(
-            title: model.pipeline.spec.name, panes: model.panes(), events: model.events, status: model.status,
+            title: model.pipeline.spec.name, panes: model.panes(), events: Array(model.events.prefix(size.height)),
+            status: model.status,
             commandLine: input.commandLine, showHelp: input.showHelp, paused: model.isPaused, hz: hz,
             workload: model.workloadDescription, theme: theme.name
         )
+        // The screen is a function of the state: an unchanged state (an idle
+        // pipeline between its once-a-second rate updates) is not redrawn.
+        if !forceRedraw, let last = lastFrame, last.state == state, last.width == size.width, last.height == size.height {
+            return
+        }
         backend.paint(renderer.render(state, width: size.width, height: size.height), forceFullRedraw: forceRedraw)
+        lastFrame = (state, size.width, size.height)
+        framesPainted += 1
         forceRedraw = false
     }
 
