@@ -65,6 +65,7 @@ public protocol CacheKeyConvertible: Sendable {
 }
 
 extension String: CacheKeyConvertible { public var cacheKeyBytes: [UInt8] { Array(utf8) } }
+
 extension URL: CacheKeyConvertible { public var cacheKeyBytes: [UInt8] { Array(absoluteString.utf8) } }
 extension Int: CacheKeyConvertible { public var cacheKeyBytes: [UInt8] { Array(String(self).utf8) } }
 extension UUID: CacheKeyConvertible { public var cacheKeyBytes: [UInt8] { Array(uuidString.utf8) } }

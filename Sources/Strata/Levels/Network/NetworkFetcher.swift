@@ -1,0 +1,136 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// Errors of ``NetworkFetcher`` and ``URLRequestFetcher``.
+public enum NetworkFetcherError: Error, Sendable, CustomStringConvertible {
+    /// The server answered with a status outside 200-299 (and not a miss status).
+    case status(code: Int, body: Data, url: URL?)
+    /// The response was not HTTP.
+    case notHTTP(url: URL?)
+    /// The request did not complete (connection refused, timeout, TLS…).
+    case transport(url: URL?, code: Int, message: String)
+
+    public var description: String {
+        switch self {
+        case .status(let code, let body, let url):
+            let preview = String(decoding: body.prefix(120), as: UTF8.self)
+            return "HTTP \(code) from \(url?.absoluteString ?? "?")" + (preview.isEmpty ? "" : ": \(preview)")
+        case .notHTTP(let url): return "not an HTTP response from \(url?.absoluteString ?? "?")"
+        case .transport(let url, let code, let message): return "request to \(url?.absoluteString ?? "?") failed (\(code)): \(message)"
+        }
+    }
+
+    /// The HTTP status, if the server answered.
+    public var statusCode: Int? { if case .status(let code, _, _) = self { code } else { nil } }
+}
+
+/// Loads `URLRequest`s with a `URLSession`; shared by both fetchers.
+struct HTTPLoader: Sendable {
+    let session: URLSession
+    let timeout: Duration
+    let missStatusCodes: Set<Int>
+
+    func load(_ original: URLRequest) async throws -> Data? {
+        try Task.checkCancellation()
+        var adjusted = original
+        if adjusted.timeoutInterval == 60 || adjusted.timeoutInterval <= 0 {  // 60 = URLRequest's default
+            adjusted.timeoutInterval = Double(timeout.nanoseconds) / 1e9
+        }
+        let request = adjusted
+        let box = Mutex<URLSessionDataTask?>(nil)
+        let cancelled = Mutex(false)
+        let (data, response): (Data, URLResponse) = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        let nsError = error as NSError
+                        if nsError.domain == NSURLErrorDomain && nsError.code == NSURLErrorCancelled {
+                            continuation.resume(throwing: CancellationError())
+                        } else {
+                            continuation.resume(throwing: NetworkFetcherError.transport(
+                                url: request.url, code: nsError.code,
+                                message: (nsError.userInfo[NSLocalizedDescriptionKey] as? String) ?? "\(error)"))
+                        }
+                        return
+                    }
+                    guard let response else {
+                        continuation.resume(throwing: NetworkFetcherError.notHTTP(url: request.url))
+                        return
+                    }
+                    continuation.resume(returning: (data ?? Data(), response))
+                }
+                box.withLock { $0 = task }
+                task.resume()
+                if cancelled.withLock({ $0 }) { task.cancel() }
+            }
+        } onCancel: {
+            cancelled.withLock { $0 = true }
+            box.withLock { $0 }?.cancel()
+        }
+        guard let http = response as? HTTPURLResponse else { throw NetworkFetcherError.notHTTP(url: request.url) }
+        if missStatusCodes.contains(http.statusCode) { return nil }
+        guard (200..<300).contains(http.statusCode) else {
+            throw NetworkFetcherError.status(code: http.statusCode, body: data, url: request.url)
+        }
+        return data
+    }
+}
+
+/// The origin level: fetches a URL over HTTP(S) with `URLSession`.
+///
+/// 2xx answers are values; `missStatusCodes` (404 and 410 by default) are
+/// misses; other statuses throw ``NetworkFetcherError/status(code:body:url:)``
+/// with the body. Cancelling the calling task cancels the HTTP request.
+public struct NetworkFetcher: Fetcher {
+    public typealias Key = URL
+    public typealias Value = Data
+
+    let loader: HTTPLoader
+    public let name: String
+
+    /// - Parameters:
+    ///   - session: the session to use (inject one with your configuration).
+    ///   - timeout: per-request timeout, unless a request sets its own.
+    public init(name: String = "network", session: URLSession = .shared, timeout: Duration = .seconds(30),
+                missStatusCodes: Set<Int> = [404, 410]) {
+        self.name = name
+        loader = HTTPLoader(session: session, timeout: timeout, missStatusCodes: missStatusCodes)
+    }
+
+    /// A fetcher with its own session built from `configuration`.
+    public init(name: String = "network", configuration: URLSessionConfiguration, timeout: Duration = .seconds(30)) {
+        self.init(name: name, session: URLSession(configuration: configuration), timeout: timeout)
+    }
+
+    public func get(_ key: URL) async throws -> Data {
+        guard let data = try await loader.load(URLRequest(url: key)) else { throw FetchError.valueNotInCache }
+        return data
+    }
+
+    public func getIfPresent(_ key: URL) async throws -> Data? { try await loader.load(URLRequest(url: key)) }
+}
+
+/// Like ``NetworkFetcher`` but keyed by whole `URLRequest`s (headers, method, body).
+public struct URLRequestFetcher: Fetcher {
+    public typealias Key = URLRequest
+    public typealias Value = Data
+
+    let loader: HTTPLoader
+    public let name: String
+
+    public init(name: String = "network", session: URLSession = .shared, timeout: Duration = .seconds(30),
+                missStatusCodes: Set<Int> = [404, 410]) {
+        self.name = name
+        loader = HTTPLoader(session: session, timeout: timeout, missStatusCodes: missStatusCodes)
+    }
+
+    public func get(_ key: URLRequest) async throws -> Data {
+        guard let data = try await loader.load(key) else { throw FetchError.valueNotInCache }
+        return data
+    }
+
+    public func getIfPresent(_ key: URLRequest) async throws -> Data? { try await loader.load(key) }
+}

@@ -1,0 +1,62 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The loopback HTTP origin in Fixtures/origin_server.py, one per test.
+final class OriginServer: @unchecked Sendable {
+    // Immutable after init apart from `process`, which only `stop()` touches.
+    let process = Process()
+    let port: Int
+
+    var base: String { "http://127.0.0.1:\(port)" }
+    func url(_ path: String) -> URL { URL(string: base + path)! }
+
+    init() async throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../Fixtures/origin_server.py").standardized
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let line: String = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var data = Data()
+                while !data.contains(0x0A) {
+                    let chunk = out.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    data.append(chunk)
+                }
+                continuation.resume(returning: String(decoding: data, as: UTF8.self))
+            }
+        }
+        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            kill(process.processIdentifier, SIGKILL)
+            throw ServerError(message: "origin server did not start (is python3 installed?): \(line)")
+        }
+        self.port = port
+    }
+
+    struct ServerError: Error { let message: String }
+
+    struct Stats: Decodable { var counts: [String: Int]; var aborted: Int }
+
+    func stats() async throws -> Stats {
+        let (data, _) = try await URLSession.shared.data(from: url("/stats"))
+        return try JSONDecoder().decode(Stats.self, from: data)
+    }
+
+    /// SIGKILL (a Process child may ignore SIGTERM) and reap it off the pool.
+    func stop() async {
+        kill(process.processIdentifier, SIGKILL)
+        let process = self.process
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { process.waitUntilExit(); continuation.resume() }
+        }
+    }
+}
