@@ -1,0 +1,76 @@
+import Foundation
+
+/// An encoded image and what its header says: no decoding, no UIKit.
+public struct CachedImage: Sendable, Equatable {
+    public enum Format: String, Sendable, Equatable { case png, jpeg, gif, webp }
+
+    public let format: Format
+    public let width: Int
+    public let height: Int
+    /// The encoded bytes, unchanged.
+    public let data: Data
+}
+
+/// Why bytes are not an image this transformer understands.
+public enum ImageTransformerError: Error, Equatable, Sendable {
+    case notAnImage
+    case truncated(CachedImage.Format)
+}
+
+/// `Data` ⇄ ``CachedImage``: reads PNG, JPEG, GIF and WebP (VP8, VP8L, VP8X)
+/// headers for format and size; anything else throws ``ImageTransformerError``.
+/// The inverse returns the original bytes.
+public struct ImageTransformer: TwoWayTransformer {
+    public init() {}
+
+    public func transform(_ value: Data) async throws -> CachedImage { try Self.parse(value) }
+    public func inverseTransform(_ value: CachedImage) async throws -> Data { value.data }
+
+    public static func parse(_ data: Data) throws -> CachedImage {
+        let b = [UInt8](data.prefix(64 * 1024))
+        func be16(_ i: Int) -> Int { Int(b[i]) << 8 | Int(b[i + 1]) }
+        func le16(_ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 }
+        func le24(_ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 | Int(b[i + 2]) << 16 }
+        func be32(_ i: Int) -> Int { be16(i) << 16 | be16(i + 2) }
+
+        if b.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+            guard b.count >= 24, b[12...15].elementsEqual("IHDR".utf8) else { throw ImageTransformerError.truncated(.png) }
+            return CachedImage(format: .png, width: be32(16), height: be32(20), data: data)
+        }
+        if b.starts(with: "GIF87a".utf8) || b.starts(with: "GIF89a".utf8) {
+            guard b.count >= 10 else { throw ImageTransformerError.truncated(.gif) }
+            return CachedImage(format: .gif, width: le16(6), height: le16(8), data: data)
+        }
+        if b.count >= 12, b.starts(with: "RIFF".utf8), b[8...11].elementsEqual("WEBP".utf8) {
+            guard b.count >= 30 else { throw ImageTransformerError.truncated(.webp) }
+            let chunk = String(decoding: b[12...15], as: UTF8.self)
+            switch chunk {
+            case "VP8 ":
+                return CachedImage(format: .webp, width: le16(26) & 0x3FFF, height: le16(28) & 0x3FFF, data: data)
+            case "VP8L":
+                let bits = Int(b[21]) | Int(b[22]) << 8 | Int(b[23]) << 16 | Int(b[24]) << 24
+                return CachedImage(format: .webp, width: (bits & 0x3FFF) + 1, height: ((bits >> 14) & 0x3FFF) + 1, data: data)
+            case "VP8X":
+                return CachedImage(format: .webp, width: le24(24) + 1, height: le24(27) + 1, data: data)
+            default:
+                throw ImageTransformerError.notAnImage
+            }
+        }
+        if b.starts(with: [0xFF, 0xD8]) {
+            var i = 2
+            while i + 9 < b.count {
+                guard b[i] == 0xFF else { throw ImageTransformerError.notAnImage }
+                let marker = b[i + 1]
+                if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { i += 2; continue }
+                let length = be16(i + 2)
+                // Start-of-frame markers carry the size (not DHT C4, JPG C8, DAC CC).
+                if (0xC0...0xCF).contains(marker) && ![0xC4, 0xC8, 0xCC].contains(marker) {
+                    return CachedImage(format: .jpeg, width: be16(i + 7), height: be16(i + 5), data: data)
+                }
+                i += 2 + length
+            }
+            throw ImageTransformerError.truncated(.jpeg)
+        }
+        throw ImageTransformerError.notAnImage
+    }
+}
