@@ -1,0 +1,58 @@
+/// One value from ``ComposedCache/values(forKey:)``.
+public struct CacheReading<Value: Sendable>: Sendable {
+    public enum Source: Sendable, Equatable {
+        /// From the upper (caching) levels, possibly stale.
+        case cached
+        /// From the lower levels (the origin), just fetched.
+        case fresh
+    }
+
+    public let value: Value
+    public let source: Source
+
+    public init(value: Value, source: Source) {
+        self.value = value
+        self.source = source
+    }
+}
+
+extension CacheReading: Equatable where Value: Equatable {}
+
+extension ComposedCache {
+    /// Stale-then-fresh (Droste's `forwardRequest()`), as a stream.
+    ///
+    /// Ordering guarantee: if the upper levels hold the key, that value is
+    /// yielded first (`.cached`); then the lower levels are always asked and
+    /// their value is yielded (`.fresh`) and written back into the upper
+    /// levels; then the stream finishes. At most two readings, cached first.
+    ///
+    /// Failures: if the refresh fails after a cached reading, the stream ends
+    /// with that error (the caller already holds the stale value). If neither
+    /// part has the key, it ends with ``FetchError/valueNotInCache``; an upper
+    /// level that fails is treated as a miss. Cancelling the consuming task
+    /// (or dropping the stream) cancels the refresh.
+    public func values(forKey key: Key) -> AsyncThrowingStream<CacheReading<Value>, any Error> {
+        let upper = self.upper, lower = self.lower, backfills = self.backfills
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                var hadCached = false
+                if let cached = try? await upper.getIfPresent(key) {
+                    hadCached = true
+                    continuation.yield(CacheReading(value: cached, source: .cached))
+                }
+                do {
+                    if let fresh = try await lower.getIfPresent(key) {
+                        backfills.start(level: upper.name, key: key) { try await upper.set(fresh, forKey: key) }
+                        continuation.yield(CacheReading(value: fresh, source: .fresh))
+                        continuation.finish()
+                    } else {
+                        continuation.finish(throwing: hadCached ? nil : FetchError.valueNotInCache)
+                    }
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
