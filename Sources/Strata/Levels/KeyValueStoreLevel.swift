@@ -1,0 +1,164 @@
+import Foundation
+import Logging
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A small persistent named domain (the Linux counterpart of Carlos's
+/// `NSUserDefaultsCacheLevel`): every entry of the domain lives in one binary
+/// property-list file, `<directory>/<name>.plist`, with an in-memory soft copy.
+///
+/// - `remove` removes from this domain's file (Carlos removed from the wrong place).
+/// - `onMemoryWarning` drops the soft copy only; the next read reloads the file.
+/// - Every write rewrites the file atomically (temporary file + rename), so it
+///   suits small domains (settings, tokens, feature data), not bulk data.
+/// - A file that cannot be read as a domain is moved aside to
+///   `<name>.plist.corrupt-<time>` (never overwritten) and the domain starts empty.
+/// - Keys are stored by their bytes (base64), so any key is safe.
+public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>: ExpirableCacheLevel {
+    struct Entry: Codable {
+        var value: Data
+        var expiresAt: Int64?
+    }
+
+    public let name: String
+    public let file: URL
+    public let clock: any CacheClock
+    public let codec: CacheCodec<Value>
+    let defaultTTL: Duration?
+    private let soft = Mutex<[String: Entry]?>(nil)
+    private let writes = Mutex(())
+    private let logger = Logger(label: "strata.kv")
+
+    /// - Parameters:
+    ///   - name: the domain; also the file name.
+    ///   - directory: where the domain file lives (default `$XDG_CACHE_HOME/strata`).
+    public init(name: String, directory: URL? = nil, codec: CacheCodec<Value>, defaultTTL: Duration? = nil,
+                clock: any CacheClock = SystemClock()) throws {
+        let directory = directory ?? DiskCacheLevel<String, Data>.defaultDirectory(name: "kv").deletingLastPathComponent()
+        if let code = FileIO.makeDirectory(directory.path) {
+            throw DiskCacheError.directoryNotWritable(path: directory.path, errno: code)
+        }
+        let safe = String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "_" })
+        self.name = name
+        self.file = directory.appendingPathComponent(safe + ".plist")
+        self.codec = codec
+        self.defaultTTL = defaultTTL
+        self.clock = clock
+    }
+
+    static func storageKey(_ key: Key) -> String { Data(key.cacheKeyBytes).base64EncodedString() }
+
+    /// The domain, from the soft copy or the file.
+    private func domain() -> [String: Entry] {
+        if let copy = soft.withLock({ $0 }) { return copy }
+        let loaded = load()
+        soft.withLock { if $0 == nil { $0 = loaded } }
+        return soft.withLock { $0 } ?? loaded
+    }
+
+    private func load() -> [String: Entry] {
+        guard let data = FileManager.default.contents(atPath: file.path) else { return [:] }
+        do {
+            return try PropertyListDecoder().decode([String: Entry].self, from: data)
+        } catch {
+            let aside = file.path + ".corrupt-\(Int(Date().timeIntervalSince1970))"
+            rename(file.path, aside)
+            logger.warning("unreadable domain file moved aside", metadata: ["file": "\(file.path)", "to": "\(aside)"])
+            return [:]
+        }
+    }
+
+    /// Applies `change` to the domain and writes the file; the soft copy is
+    /// updated only if the write succeeded.
+    private func mutate(_ change: (inout [String: Entry]) -> Void) throws {
+        try writes.withLock { _ in
+            var updated = domain()
+            change(&updated)
+            let encoder = PropertyListEncoder()
+            encoder.outputFormat = .binary
+            let bytes = [UInt8](try encoder.encode(updated))
+            if let code = FileIO.writeAtomically(bytes, to: file.path, directory: file.deletingLastPathComponent().path) {
+                throw DiskCacheError.writeFailed(path: file.path, errno: code)
+            }
+            soft.withLock { $0 = updated }
+        }
+    }
+
+    public func get(_ key: Key) async throws -> Value {
+        guard let value = try await getIfPresent(key) else { throw FetchError.valueNotInCache }
+        return value
+    }
+
+    public func getIfPresent(_ key: Key) async throws -> Value? {
+        let storageKey = Self.storageKey(key)
+        guard let entry = domain()[storageKey] else { return nil }
+        if let expires = entry.expiresAt, clock.now().nanosecondsSince1970 >= expires {
+            try? mutate { $0[storageKey] = nil }
+            return nil
+        }
+        return try codec.decode(entry.value)
+    }
+
+    public func set(_ value: Value, forKey key: Key) async throws {
+        try await set(value, forKey: key, expiresAt: nil)
+    }
+
+    public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
+        let encoded: Data
+        do { encoded = try codec.encode(value) } catch { throw DiskCacheError.encodingFailed("\(codec.name): \(error)") }
+        let deadline = expiresAt ?? defaultTTL.map { clock.now().advanced(by: $0) }
+        try mutate { $0[Self.storageKey(key)] = Entry(value: encoded, expiresAt: deadline?.nanosecondsSince1970) }
+    }
+
+    public func remove(_ key: Key) async throws {
+        let storageKey = Self.storageKey(key)
+        guard domain()[storageKey] != nil else { return }
+        try mutate { $0[storageKey] = nil }
+    }
+
+    public func clear() async { try? mutate { $0.removeAll() } }
+
+    /// Drops the in-memory copy; the file stays.
+    public func onMemoryWarning() async { soft.withLock { $0 = nil } }
+
+    /// Whether the soft copy is loaded (for tests and tools).
+    public var isLoaded: Bool { soft.withLock { $0 != nil } }
+
+    public var count: Int { domain().count }
+
+    @discardableResult
+    public func removeExpired() async -> Int {
+        let now = clock.now().nanosecondsSince1970
+        var removed = 0
+        try? mutate { domain in
+            for (key, entry) in domain where (entry.expiresAt.map { now >= $0 } ?? false) {
+                domain[key] = nil
+                removed += 1
+            }
+        }
+        return removed
+    }
+}
+
+extension KeyValueStoreLevel where Value == Data {
+    public convenience init(name: String, directory: URL? = nil, defaultTTL: Duration? = nil,
+                            clock: any CacheClock = SystemClock()) throws {
+        try self.init(name: name, directory: directory, codec: .data, defaultTTL: defaultTTL, clock: clock)
+    }
+}
+
+extension KeyValueStoreLevel where Value == String {
+    public convenience init(name: String, directory: URL? = nil, defaultTTL: Duration? = nil,
+                            clock: any CacheClock = SystemClock()) throws {
+        try self.init(name: name, directory: directory, codec: .string, defaultTTL: defaultTTL, clock: clock)
+    }
+}
+
+extension KeyValueStoreLevel where Value: Codable {
+    public convenience init(name: String, directory: URL? = nil, defaultTTL: Duration? = nil,
+                            clock: any CacheClock = SystemClock()) throws {
+        try self.init(name: name, directory: directory, codec: .json(), defaultTTL: defaultTTL, clock: clock)
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Strata
+import Testing
+
+@Suite struct KeyValueStoreLevelTests {
+    @Test func persistsRemovesFromItsOwnDomainAndSurvivesRestart() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let settings = try KeyValueStoreLevel<String, String>(name: "settings", directory: dir.url)
+        let other = try KeyValueStoreLevel<String, String>(name: "other", directory: dir.url)
+        try await settings.set("dark", forKey: "theme")
+        try await other.set("keep me", forKey: "theme")
+        try await settings.remove("theme")
+        #expect(try await settings.getIfPresent("theme") == nil)
+        #expect(try await other.get("theme") == "keep me", "another domain's same key is untouched")
+        try await settings.set("light", forKey: "theme")
+        let reopened = try KeyValueStoreLevel<String, String>(name: "settings", directory: dir.url)
+        #expect(try await reopened.get("theme") == "light")
+        #expect(Set(dir.files()) == ["settings.plist", "other.plist"])
+    }
+
+    @Test func memoryWarningDropsOnlyTheSoftCopy() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let level = try KeyValueStoreLevel<String, Data>(name: "d", directory: dir.url)
+        try await level.set(Data([1, 2, 3]), forKey: "k")
+        #expect(level.isLoaded)
+        await level.onMemoryWarning()
+        #expect(!level.isLoaded)
+        #expect(try await level.get("k") == Data([1, 2, 3]))
+        #expect(level.isLoaded)
+    }
+
+    @Test func corruptFileIsMovedAsideNotOverwritten() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let garbage = Data("definitely not a property list".utf8)
+        FileManager.default.createFile(atPath: dir.path + "/prefs.plist", contents: garbage)
+        let level = try KeyValueStoreLevel<String, String>(name: "prefs", directory: dir.url)
+        #expect(try await level.getIfPresent("k") == nil)
+        try await level.set("v", forKey: "k")
+        let aside = dir.files().first { $0.hasPrefix("prefs.plist.corrupt-") }
+        #expect(aside != nil)
+        #expect(FileManager.default.contents(atPath: dir.path + "/" + aside!) == garbage)
+        #expect(try await level.get("k") == "v")
+    }
+
+    @Test func expiryAndCodableValues() async throws {
+        struct Token: Codable, Equatable, Sendable { var value: String }
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let clock = TestClock()
+        let tokens = try KeyValueStoreLevel<String, Token>(name: "tokens", directory: dir.url, clock: clock)
+        try await tokens.set(Token(value: "abc"), forKey: "alice", ttl: .seconds(10))
+        try await tokens.set(Token(value: "def"), forKey: "bob")
+        #expect(try await tokens.get("alice") == Token(value: "abc"))
+        clock.advance(by: .seconds(10))
+        #expect(try await tokens.getIfPresent("alice") == nil)
+        #expect(await tokens.removeExpired() == 0)
+        #expect(tokens.count == 1)
+        await tokens.clear()
+        #expect(tokens.count == 0)
+    }
+
+    @Test func binaryAndPathLikeKeys() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let level = try KeyValueStoreLevel<Data, String>(name: "../escape", directory: dir.url)
+        try await level.set("x", forKey: Data([0, 0xFF, 0x2F]))
+        #expect(try await level.get(Data([0, 0xFF, 0x2F])) == "x")
+        #expect(dir.files() == [".._escape.plist"])
+    }
+}
