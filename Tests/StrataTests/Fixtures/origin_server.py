@@ -7,9 +7,11 @@ line of stdout, then serves:
   /status/CODE           that status, body "status CODE"
   /slow/MS/NAME          waits MS milliseconds, then 200 "value:NAME"
   /echo-header           200, body = the X-Strata-Test request header
+  /file/NAME             200, the bytes of Fixtures/NAME
   /stats                 JSON: requests per path, and writes aborted by clients
 """
 import json
+import os
 import sys
 import threading
 import time
@@ -52,6 +54,17 @@ class Handler(BaseHTTPRequestHandler):
             while time.time() < deadline:
                 time.sleep(0.01)
             self.send(200, "value:" + parts[2])
+        elif parts[0] == "file" and len(parts) == 2 and "/" not in parts[1]:
+            path = os.path.join(os.path.dirname(os.path.abspath(__file__)), parts[1])
+            if os.path.isfile(path):
+                with open(path, "rb") as handle:
+                    data = handle.read()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            else:
+                self.send(404, "no such file")
         elif parts[0] == "echo-header":
             self.send(200, self.headers.get("X-Strata-Test", ""))
         elif parts[0] == "stats":
