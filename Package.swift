@@ -60,15 +60,20 @@ let package = Package(
             dependencies: ["Strata"],
             swiftSettings: strictSettings
         ),
-        .testTarget(
-            name: "StrataTests",
-            dependencies: ["Strata", "StrataDiskWorker"],
+        .target(
+            name: "StrataTestSupport",
+            path: "Tests/StrataTestSupport",
             exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "StrataTests",
+            dependencies: ["Strata", "StrataDiskWorker", "StrataTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "StrataExplorerTests",
-            dependencies: ["StrataExplorer", "strata"],
+            dependencies: ["StrataExplorer", "strata", "StrataTestSupport"],
             exclude: ["Snapshots"],
             swiftSettings: strictSettings
         ),

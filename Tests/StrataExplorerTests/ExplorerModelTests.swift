@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 @testable import StrataExplorer
+import StrataTestSupport
 import Testing
 
 @Suite struct ExplorerModelTests {
@@ -120,5 +121,31 @@ import Testing
         // Nothing stored was lost: a value set earlier is still there.
         _ = await model.execute(.set(key: "kept", value: "v"))
         #expect(await model.execute(.get(key: "kept")).message.contains("from L1"))
+    }
+}
+
+@Suite(.serialized) struct HTTPPipelineTests {
+    @Test func httpOriginLevelServesKeysUnderItsBaseURL() async throws {
+        let server = try await OriginServer()
+        let text = """
+        levels:
+          - name: L1
+            kind: memory
+            capacity: 64KiB
+          - name: web
+            kind: http
+            base-url: \(server.base)/
+            timeout: 5s
+            pooled: true
+        """
+        let model = ExplorerModel(pipeline: try Pipeline(try PipelineFile.parse(text, file: "http.yaml")))
+        defer { model.shutdown() }
+        let hit = await model.execute(.get(key: "value/abc"))
+        #expect(hit.message.hasSuffix("\"value:abc\""), "\(hit)")
+        #expect(await model.execute(.get(key: "status/404")).message == "get status/404: not found in any level")
+        let failed = await model.execute(.get(key: "status/500"))
+        #expect(failed.isError && failed.message.contains("HTTP 500"))
+        #expect(model.panes()[1].lastError?.contains("HTTP 500") == true)
+        await server.stop()
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Strata
+import StrataTestSupport
 import Synchronization
 import Testing
 

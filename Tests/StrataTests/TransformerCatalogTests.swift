@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct TransformerCatalogTests {
     static func fixture(_ name: String) -> Data {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(name)")
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../StrataTestSupport/Fixtures/\(name)")
         return FileManager.default.contents(atPath: url.path) ?? Data()
     }
 

@@ -21,6 +21,12 @@ public struct PipelineBuildError: Error, CustomStringConvertible {
     public var description: String { "level \(level): \(message)" }
 }
 
+/// A key that does not make a URL under an http level's base URL.
+public struct HTTPKeyError: Error, CustomStringConvertible {
+    public let key: String
+    public var description: String { "key \"\(key)\" does not make a valid URL" }
+}
+
 /// A pipeline built from a ``PipelineSpec``: every level instrumented under its
 /// name, conditioned by its toggle, composed top to bottom.
 public final class Pipeline: Sendable {
@@ -87,8 +93,13 @@ public final class Pipeline: Sendable {
         case .origin(let latency, let jitter, let failureRate, let valueSize):
             let origin = SimulatedOrigin(latency: latency, jitter: jitter, failureRate: failureRate, valueSize: valueSize)
             return finish(spec, origin, toggle: toggle, entries: { nil }, bytes: { nil }, capacity: nil, countLimit: nil)
-        case .http:
-            throw PipelineBuildError(level: spec.name, message: "http levels need the network fetcher, which this build does not have yet")
+        case .http(let base, let timeout):
+            let fetcher = NetworkFetcher(name: spec.name, timeout: timeout).mapKeys { (key: String) -> URL in
+                let path = key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? key
+                guard let url = URL(string: base + path) else { throw HTTPKeyError(key: key) }
+                return url
+            }
+            return finish(spec, fetcher, toggle: toggle, entries: { nil }, bytes: { nil }, capacity: nil, countLimit: nil)
         case .redis:
             throw PipelineBuildError(level: spec.name, message: "redis levels need StrataRedis, which this build does not have yet")
         }

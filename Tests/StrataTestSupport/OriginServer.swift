@@ -7,17 +7,17 @@ import Glibc
 #endif
 
 /// The loopback HTTP origin in Fixtures/origin_server.py, one per test.
-final class OriginServer: @unchecked Sendable {
+public final class OriginServer: @unchecked Sendable {
     // Immutable after init apart from `process`, which only `stop()` touches.
     let process = Process()
-    let port: Int
+    public let port: Int
 
-    var base: String { "http://127.0.0.1:\(port)" }
-    func url(_ path: String) -> URL { URL(string: base + path)! }
+    public var base: String { "http://127.0.0.1:\(port)" }
+    public func url(_ path: String) -> URL { URL(string: base + path)! }
 
-    init() async throws {
+    public init() async throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../Fixtures/origin_server.py").standardized
+            .appendingPathComponent("Fixtures/origin_server.py").standardized
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script.path]
         let out = Pipe()
@@ -42,17 +42,17 @@ final class OriginServer: @unchecked Sendable {
         self.port = port
     }
 
-    struct ServerError: Error { let message: String }
+    public struct ServerError: Error { let message: String }
 
-    struct Stats: Decodable { var counts: [String: Int]; var aborted: Int }
+    public struct Stats: Decodable { public var counts: [String: Int]; public var aborted: Int }
 
-    func stats() async throws -> Stats {
+    public func stats() async throws -> Stats {
         let (data, _) = try await URLSession.shared.data(from: url("/stats"))
         return try JSONDecoder().decode(Stats.self, from: data)
     }
 
     /// SIGKILL (a Process child may ignore SIGTERM) and reap it off the pool.
-    func stop() async {
+    public func stop() async {
         kill(process.processIdentifier, SIGKILL)
         let process = self.process
         await withCheckedContinuation { continuation in
