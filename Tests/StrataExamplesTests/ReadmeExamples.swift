@@ -1,6 +1,9 @@
 // Every code block in README.md's tour is copied from this file, so the README's
 // examples compile and run. Keep the two in step.
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Strata
 import Testing
 
@@ -107,5 +110,28 @@ import Testing
         // ... later
         monitor.stop()
         unsubscribeToMemoryWarnings(subscription)
+    }
+
+    /// README: The network origin, Stale then fresh (type-checked; the network
+    /// tests in StrataTests run the same calls against a loopback server).
+    func networkExamples(url: URL, mySession: URLSession, show: (Data, Bool) -> Void) async throws {
+        let web = NetworkFetcher(timeout: .seconds(10))          // keyed by URL
+        let api = URLRequestFetcher(session: mySession)          // keyed by URLRequest (headers, method)
+        let cache = MemoryCacheLevel<URL, Data>(capacity: 50 << 20) + web.pooled()
+        _ = (api, cache)
+
+        let memory = MemoryCacheLevel<URL, Data>(capacity: 50 << 20)
+        for try await reading in (memory + web).values(forKey: url) {
+            show(reading.value, reading.source == .cached)
+        }
+    }
+
+    @Test func keyValueStore() async throws {
+        // README: A small persistent domain
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("strata-readme-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let settings = try KeyValueStoreLevel<String, String>(name: "settings", directory: directory)
+        try await settings.set("dark", forKey: "theme")
+        #expect(try await settings.get("theme") == "dark")
     }
 }
