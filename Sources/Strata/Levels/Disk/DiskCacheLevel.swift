@@ -354,9 +354,13 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
                     continue
                 }
                 guard let id = EntryID(fileName: name) else { continue }  // not ours: leave it
-                guard let (prefix, size) = FileIO.readPrefix(file, count: DiskEntryHeader.size),
-                      let header = prefix.withUnsafeBytes({ DiskEntryHeader.parse($0) }),
-                      header.fileSize == size else {
+                let prefix: Data, size: Int
+                switch FileIO.readPrefix(file, count: DiskEntryHeader.size) {
+                case .vanished: continue  // removed by another process meanwhile: not corrupt
+                case .unreadable: continue  // permissions or I/O: leave it, it is not provably ours to delete
+                case .bytes(let bytes, let length): (prefix, size) = (bytes, length)
+                }
+                guard let header = prefix.withUnsafeBytes({ DiskEntryHeader.parse($0) }), header.fileSize == size else {
                     unlink(file)
                     corrupt += 1
                     continue

@@ -43,18 +43,25 @@ enum FileIO {
         return .bytes(data)
     }
 
+    enum PrefixResult {
+        case bytes(Data, size: Int)
+        /// Gone between listing and opening (another process removed it).
+        case vanished
+        case unreadable
+    }
+
     /// Reads the first `count` bytes of a file and its size.
-    static func readPrefix(_ path: String, count: Int) -> (Data, Int)? {
+    static func readPrefix(_ path: String, count: Int) -> PrefixResult {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 { return nil }
+        if fd < 0 { return errno == ENOENT ? .vanished : .unreadable }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { return nil }
+        guard fstat(fd, &info) == 0 else { return .unreadable }
         var data = Data(count: count)
         let n = data.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, count, 0) }
-        guard n >= 0 else { return nil }
+        guard n >= 0 else { return .unreadable }
         data.count = n
-        return (data, Int(info.st_size))
+        return .bytes(data, size: Int(info.st_size))
     }
 
     /// Writes `bytes` to a fresh temporary file in `directory` and renames it
