@@ -13,6 +13,7 @@ let package = Package(
     name: "Strata",
     products: [
         .library(name: "Strata", targets: ["Strata"]),
+        .library(name: "StrataRedis", targets: ["StrataRedis"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-bench", targets: ["StrataBench"]),
     ],
@@ -21,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
     ],
     targets: [
         .target(
@@ -28,6 +30,15 @@ let package = Package(
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "StrataRedis",
+            dependencies: [
+                "Strata",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),
@@ -75,6 +86,11 @@ let package = Package(
             name: "StrataExplorerTests",
             dependencies: ["StrataExplorer", "strata", "StrataTestSupport"],
             exclude: ["Snapshots"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StrataRedisTests",
+            dependencies: ["StrataRedis", "Strata", "StrataTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

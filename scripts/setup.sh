@@ -6,8 +6,9 @@ set -euo pipefail
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
-# ncurses wide-char headers and libraries (explorer), tmux (explorer end-to-end tests).
-for pkg in libncurses-dev tmux; do
+# ncurses wide-char headers and libraries (explorer), tmux (explorer end-to-end tests),
+# redis-server and redis-tools (redis-benchmark) for the StrataRedis integration tests and benchmark.
+for pkg in libncurses-dev tmux redis-server redis-tools; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 

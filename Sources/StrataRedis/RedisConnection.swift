@@ -1,0 +1,84 @@
+import NIOCore
+import NIOPosix
+
+/// One connection: requests are pipelined; each has a deadline, and a
+/// request that misses it closes the connection (its late reply would
+/// otherwise be read as the answer to the next request).
+final class RedisConnection: Sendable {
+    let channel: any Channel
+    let timeout: Duration
+
+    init(channel: any Channel, timeout: Duration) {
+        self.channel = channel
+        self.timeout = timeout
+    }
+
+    var isActive: Bool { channel.isActive }
+
+    static func connect(_ configuration: RedisConfiguration, group: any EventLoopGroup) async throws -> RedisConnection {
+        let bootstrap = ClientBootstrap(group: group)
+            .connectTimeout(.nanoseconds(configuration.connectTimeout.nanosecondsClamped))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RESPDecoder()))
+                    try channel.pipeline.syncOperations.addHandler(RedisCommandHandler())
+                }
+            }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(host: configuration.host, port: configuration.port).get()
+        } catch {
+            throw RedisError.connectionFailed("\(configuration.host):\(configuration.port): \(error)")
+        }
+        let connection = RedisConnection(channel: channel, timeout: configuration.commandTimeout)
+        do {
+            if let password = configuration.password {
+                try await connection.expectOK(try await connection.send(["AUTH", password].map { Array($0.utf8) }))
+            }
+            if configuration.database != 0 {
+                try await connection.expectOK(try await connection.send(["SELECT", "\(configuration.database)"].map { Array($0.utf8) }))
+            }
+        } catch {
+            try? await channel.close()
+            throw RedisError.connectionFailed("handshake: \(error)")
+        }
+        return connection
+    }
+
+    func expectOK(_ reply: RESPValue) throws {
+        guard case .simpleString("OK") = reply else { throw RedisError.protocolError("expected OK, got \(reply)") }
+    }
+
+    /// Sends one command and waits for its reply. Server errors come back as
+    /// ``RESPValue/error(_:)``; the caller decides.
+    func send(_ arguments: [[UInt8]]) async throws -> RESPValue {
+        let channel = self.channel
+        let slot = ReplySlot(promise: channel.eventLoop.makePromise(of: RESPValue.self))
+        var buffer = channel.allocator.buffer(capacity: 64 + arguments.reduce(0) { $0 + $1.count + 16 })
+        RESPEncoder.encode(arguments, into: &buffer)
+        let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanosecondsClamped)) {
+            slot.fail(RedisError.timeout)
+            channel.close(promise: nil)  // never reuse: the late reply would answer the next caller
+        }
+        slot.promise.futureResult.whenComplete { _ in deadline.cancel() }
+        channel.writeAndFlush(RedisRequest(bytes: buffer, reply: slot)).whenFailure { error in
+            slot.fail(channel.isActive ? RedisError.protocolError("\(error)") : RedisError.connectionClosed)
+        }
+        return try await withTaskCancellationHandler {
+            try await slot.promise.futureResult.get()
+        } onCancel: {
+            slot.fail(CancellationError())  // its reply is still read, in order, and dropped
+        }
+    }
+
+    func close() async { try? await channel.close() }
+}
+
+extension Duration {
+    var nanosecondsClamped: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? .max : scaled &+ attoseconds / 1_000_000_000
+    }
+}
