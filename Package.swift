@@ -46,7 +46,7 @@ let package = Package(
         .target(
             name: "StrataExplorer",
             dependencies: [
-                "Strata", "CNcursesw",
+                "Strata", "StrataRedis", "CNcursesw",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -62,7 +62,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "StrataBench",
-            dependencies: ["Strata"],
+            dependencies: ["Strata", "StrataRedis"],
             path: "Sources/strata-bench",
             swiftSettings: strictSettings
         ),

@@ -35,10 +35,16 @@ public final class RedisClient: Sendable {
         self.init(configuration: try RedisConfiguration(url: url))
     }
 
-    func connection() async throws -> RedisConnection {
-        enum Pick { case ready(RedisConnection), wait(Task<RedisConnection, any Error>) }
-        let configuration = self.configuration, group = self.group
-        let (pick, index): (Pick, Int) = try state.withLock { state in
+    enum Pick {
+        case ready(RedisConnection)
+        case wait(Task<RedisConnection, any Error>)
+        case connect
+    }
+
+    /// Chooses a slot and what to do with it. Synchronous on purpose: the lock
+    /// is never held across an `await`, and no task is created under it.
+    private func pick() throws -> (Pick, Int) {
+        try state.withLock { state in
             if state.closed { throw RedisError.connectionClosed }
             let index = state.next % state.slots.count
             state.next &+= 1
@@ -48,33 +54,57 @@ public final class RedisClient: Sendable {
             if let retryAt = state.retryAt, ContinuousClock.now < retryAt {
                 throw RedisError.unavailable("reconnecting after: \(state.lastError)")
             }
-            let task = Task { try await RedisConnection.connect(configuration, group: group) }
-            state.slots[index].connecting = task
-            return (.wait(task), index)
+            return (.connect, index)
         }
-        switch pick {
-        case .ready(let connection): return connection
-        case .wait(let task):
-            do {
-                let connection = try await task.value
-                state.withLock { state in
-                    if state.slots[index].connecting == task {
-                        state.slots[index].connecting = nil
-                        state.slots[index].connection = connection
-                    }
-                    state.retryAt = nil
-                    state.backoff = .milliseconds(50)
-                }
-                return connection
-            } catch {
-                state.withLock { state in
-                    if state.slots[index].connecting == task { state.slots[index].connecting = nil }
-                    state.lastError = "\(error)"
-                    state.retryAt = ContinuousClock.now + state.backoff
-                    state.backoff = min(state.backoff * 2, .seconds(1))
-                }
-                throw error
+    }
+
+    /// Installs `task` as slot `index`'s connect, unless another caller got
+    /// there first; returns the task to wait for.
+    private func install(_ task: Task<RedisConnection, any Error>, at index: Int) -> Task<RedisConnection, any Error> {
+        state.withLock { state in
+            if let existing = state.slots[index].connecting { return existing }
+            state.slots[index].connecting = task
+            return task
+        }
+    }
+
+    private func finished(_ task: Task<RedisConnection, any Error>, at index: Int, with result: Result<RedisConnection, any Error>) {
+        state.withLock { state in
+            if state.slots[index].connecting == task { state.slots[index].connecting = nil }
+            switch result {
+            case .success(let connection):
+                if state.slots[index].connection == nil { state.slots[index].connection = connection }
+                state.retryAt = nil
+                state.backoff = .milliseconds(50)
+            case .failure(let error):
+                state.lastError = "\(error)"
+                state.retryAt = ContinuousClock.now + state.backoff
+                state.backoff = min(state.backoff * 2, .seconds(1))
             }
+        }
+    }
+
+    func connection() async throws -> RedisConnection {
+        let (choice, index) = try pick()
+        let task: Task<RedisConnection, any Error>
+        switch choice {
+        case .ready(let connection):
+            return connection
+        case .wait(let pending):
+            task = pending
+        case .connect:
+            let configuration = self.configuration, group = self.group
+            let mine = Task { try await RedisConnection.connect(configuration, group: group) }
+            task = install(mine, at: index)
+            if task != mine { mine.cancel() }
+        }
+        do {
+            let connection = try await task.value
+            finished(task, at: index, with: .success(connection))
+            return connection
+        } catch {
+            finished(task, at: index, with: .failure(error))
+            throw error
         }
     }
 

@@ -149,3 +149,36 @@ import Testing
         await server.stop()
     }
 }
+
+@Suite(.serialized) struct RedisPipelineTests {
+    @Test func redisLevelSitsBetweenMemoryAndOriginAndSurvivesAnOutage() async throws {
+        let server = try await RedisServer()
+        let text = """
+        levels:
+          - name: L1
+            kind: memory
+            capacity: 64KiB
+          - name: shared
+            kind: redis
+            url: \(server.url)
+            prefix: "explorer:"
+            ttl: 5m
+          - name: origin
+            kind: origin
+            latency: 1ms
+        """
+        let model = ExplorerModel(pipeline: try Pipeline(try PipelineFile.parse(text, file: "redis.yaml")))
+        defer { model.shutdown() }
+        _ = await model.execute(.get(key: "user:1"))
+        #expect(model.events[0].text.contains("shared miss"))
+        #expect(model.events[0].text.contains("back-filled"))
+        _ = await model.execute(.clear(level: "L1"))
+        let second = await model.execute(.get(key: "user:1"))
+        #expect(second.message.contains("from shared"), "\(second)")
+        await server.kill()
+        _ = await model.execute(.clear(level: "L1"))
+        let outage = await model.execute(.get(key: "user:1"))
+        #expect(outage.message.contains("from origin"), "Redis down: the get falls through (\(outage))")
+        #expect(model.panes()[1].lastError != nil)
+    }
+}

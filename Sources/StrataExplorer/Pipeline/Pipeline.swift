@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataRedis
 
 /// A level of a running pipeline, with what the explorer shows about it.
 public struct LiveLevel: Sendable {
@@ -100,8 +101,15 @@ public final class Pipeline: Sendable {
                 return url
             }
             return finish(spec, fetcher, toggle: toggle, entries: { nil }, bytes: { nil }, capacity: nil, countLimit: nil)
-        case .redis:
-            throw PipelineBuildError(level: spec.name, message: "redis levels need StrataRedis, which this build does not have yet")
+        case .redis(let url, let prefix):
+            let redis: RedisCacheLevel<String, Data>
+            do {
+                redis = try RedisCacheLevel<String, Data>(url: url, prefix: prefix, defaultTTL: spec.ttl,
+                                                          commandTimeout: .seconds(1))
+            } catch {
+                throw PipelineBuildError(level: spec.name, message: "\(error)")
+            }
+            return finish(spec, redis, toggle: toggle, entries: { nil }, bytes: { nil }, capacity: nil, countLimit: nil)
         }
     }
 

@@ -1,0 +1,110 @@
+import Foundation
+import Strata
+import StrataRedis
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// RedisCacheLevel get/set on one connection, sequential (latency) and
+/// pipelined (throughput), next to `redis-benchmark` against the same
+/// loopback server in the same run. Starts its own redis-server.
+struct RedisScenario {
+    let report: Report
+    let options: BenchOptions
+
+    func run() async throws {
+        guard options.wants("redis") else { return }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/redis-server"),
+              FileManager.default.isExecutableFile(atPath: "/usr/bin/redis-benchmark") else {
+            print("redis: skipped (redis-server / redis-benchmark not installed; `make setup` installs them)")
+            return
+        }
+        let port = 20000 + Int(getpid() % 20000)
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
+        server.arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        server.standardOutput = FileHandle.nullDevice
+        try server.run()
+        defer { kill(server.processIdentifier, SIGKILL) }
+        let level = try RedisCacheLevel<String, Data>(url: "redis://127.0.0.1:\(port)", prefix: "bench:", connections: 1)
+        for _ in 0..<100 where (try? await level.ping()) == nil { try await Task.sleep(for: .milliseconds(20)) }
+        let value = Data(repeating: 0x61, count: 3)  // redis-benchmark's default payload is 3 bytes
+        let ops = max(10_000, options.opsPerRun / 40)
+
+        // Latency: one request at a time.
+        let latency = LatencyHistogram()
+        let start = ContinuousClock.now
+        for i in 0..<ops {
+            let t0 = ContinuousClock.now
+            try await level.set(value, forKey: "k\(i % 1000)")
+            latency.record(ContinuousClock.now - t0)
+        }
+        let setSeconds = Double((ContinuousClock.now - start).nanoseconds) / 1e9
+        let setLatency = latency.snapshot()
+        latency.reset()
+        let getStart = ContinuousClock.now
+        for i in 0..<ops {
+            let t0 = ContinuousClock.now
+            _ = try await level.getIfPresent("k\(i % 1000)")
+            latency.record(ContinuousClock.now - t0)
+        }
+        let getSeconds = Double((ContinuousClock.now - getStart).nanoseconds) / 1e9
+        let getLatency = latency.snapshot()
+
+        // Throughput: 16 requests in flight on the one connection (pipelined).
+        let pipelinedStart = ContinuousClock.now
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<16 {
+                group.addTask {
+                    for i in 0..<(ops / 16) { _ = try? await level.getIfPresent("k\((i * 16 + worker) % 1000)") }
+                }
+            }
+        }
+        let pipelinedSeconds = Double((ContinuousClock.now - pipelinedStart).nanoseconds) / 1e9
+
+        let sequential = redisBenchmark(port: port, requests: ops, pipeline: 1)
+        let pipelined = redisBenchmark(port: port, requests: ops * 2, pipeline: 16)
+        func row(_ name: String, _ opsPerSecond: Double, baseline: Double?, note: String) -> Row {
+            Row(scenario: name, threads: 1, nsPerOp: 1e9 / opsPerSecond, opsPerSecond: opsPerSecond,
+                minOpsPerSecond: opsPerSecond, maxOpsPerSecond: opsPerSecond,
+                baseline: baseline == nil ? nil : "redis-benchmark", ratioToBaseline: baseline.map { $0 / opsPerSecond }, note: note)
+        }
+        if let get = sequential["GET"] { report.add(row("baseline redis-benchmark GET -c 1", get, baseline: nil, note: "")) }
+        report.add(row("RedisCacheLevel get, 1 conn, sequential", Double(ops) / getSeconds, baseline: sequential["GET"],
+                       note: "p50 \(fmt(getLatency.percentile(0.5))) p99 \(fmt(getLatency.percentile(0.99)))"))
+        if let set = sequential["SET"] { report.add(row("baseline redis-benchmark SET -c 1", set, baseline: nil, note: "")) }
+        report.add(row("RedisCacheLevel set, 1 conn, sequential", Double(ops) / setSeconds, baseline: sequential["SET"],
+                       note: "p50 \(fmt(setLatency.percentile(0.5))) p99 \(fmt(setLatency.percentile(0.99)))"))
+        if let get = pipelined["GET"] { report.add(row("baseline redis-benchmark GET -c 1 -P 16", get, baseline: nil, note: "")) }
+        report.add(row("RedisCacheLevel get, 1 conn, 16 in flight", Double(ops / 16 * 16) / pipelinedSeconds,
+                       baseline: pipelined["GET"], note: "pipelined"))
+        await level.shutdown()
+    }
+
+    func fmt(_ ns: UInt64?) -> String {
+        guard let ns else { return "-" }
+        return ns >= 1_000_000 ? String(format: "%.1fms", Double(ns) / 1e6) : String(format: "%.0fµs", Double(ns) / 1e3)
+    }
+
+    /// `redis-benchmark -q` figures (requests per second) by command.
+    func redisBenchmark(port: Int, requests: Int, pipeline: Int) -> [String: Double] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-benchmark")
+        process.arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-c", "1", "-n", "\(requests)", "-P", "\(pipeline)",
+                             "-t", "get,set", "-q"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return [:] }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        var result: [String: Double] = [:]
+        // Lines look like "SET: 98231.83 requests per second, p50=0.007 msec" (after \r progress lines).
+        for line in String(decoding: data, as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
+            let parts = line.split(separator: " ")
+            guard parts.count >= 2, parts[0].hasSuffix(":"), let rate = Double(parts[1]) else { continue }
+            result[String(parts[0].dropLast())] = rate
+        }
+        return result
+    }
+}
