@@ -61,26 +61,37 @@ public final class PooledCache<Inner: CacheLevel>: CacheLevel where Inner.Key: H
     }
 
     private func join(key: Key, waiterID: UInt64, continuation: Waiter) {
-        let cancelled = state.withLock { state -> Bool in
-            if state.cancelledEarly.remove(waiterID) != nil { return true }
+        // The look-up and the insertion are one critical section; the task is
+        // created after it (no task is ever created while the lock is held).
+        let joined = state.withLock { state -> FlightJoin in
+            if state.cancelledEarly.remove(waiterID) != nil { return .cancelled }
             if state.flights[key] != nil {
                 state.flights[key]!.waiters[waiterID] = continuation
-                return false
+                return .waiting
             }
             state.nextID += 1
-            let flightID = state.nextID
             state.executions += 1
-            state.flights[key] = Flight(id: flightID, waiters: [waiterID: continuation], task: nil)
-            // Created inside the critical section: the task cannot complete (it
-            // needs this lock) before its entry exists.
-            state.flights[key]!.task = Task { [inner] in
+            state.flights[key] = Flight(id: state.nextID, waiters: [waiterID: continuation], task: nil)
+            return .started(state.nextID)
+        }
+        switch joined {
+        case .cancelled: continuation.resume(throwing: CancellationError())
+        case .waiting: break
+        case .started(let flightID):
+            let task = Task { [inner] in
                 let result: Result<Value?, any Error>
                 do { result = .success(try await inner.getIfPresent(key)) } catch { result = .failure(error) }
                 self.complete(key: key, flightID: flightID, result: result)
             }
-            return false
+            let orphaned = state.withLock { state -> Bool in
+                guard state.flights[key]?.id == flightID else { return true }  // finished, or every waiter left
+                state.flights[key]!.task = task
+                return false
+            }
+            // The flight ended before its task was stored: it finished (cancelling
+            // is then a no-op) or every waiter left, and nobody wants the work.
+            if orphaned { task.cancel() }
         }
-        if cancelled { continuation.resume(throwing: CancellationError()) }
     }
 
     private func complete(key: Key, flightID: UInt64, result: Result<Value?, any Error>) {
@@ -114,6 +125,13 @@ public final class PooledCache<Inner: CacheLevel>: CacheLevel where Inner.Key: H
     public func clear() async { await inner.clear() }
     public func onMemoryWarning() async { await inner.onMemoryWarning() }
     public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
+}
+
+/// What joining a flight found (see `PooledCache.join`).
+enum FlightJoin {
+    case cancelled
+    case waiting
+    case started(UInt64)
 }
 
 extension CacheLevel where Key: Hashable {
