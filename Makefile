@@ -20,7 +20,7 @@ test: setup
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 
-bench:
+bench: setup
 	$(SWIFT) run -c release strata-bench
 
 clean:
