@@ -79,13 +79,22 @@ struct HTTPLoader: Sendable {
     }
 }
 
-/// The origin level: fetches a URL over HTTP(S) with `URLSession`.
+/// What an ``HTTPFetcher`` can be keyed by: a `URL` or a whole `URLRequest`.
+public protocol HTTPRequestConvertible: Sendable {
+    var urlRequest: URLRequest { get }
+}
+
+extension URL: HTTPRequestConvertible { public var urlRequest: URLRequest { URLRequest(url: self) } }
+extension URLRequest: HTTPRequestConvertible { public var urlRequest: URLRequest { self } }
+
+/// The origin level: fetches over HTTP(S) with `URLSession`, keyed by `URL`
+/// (``NetworkFetcher``) or by `URLRequest` (``URLRequestFetcher``: headers,
+/// method, body).
 ///
 /// 2xx answers are values; `missStatusCodes` (404 and 410 by default) are
 /// misses; other statuses throw ``NetworkFetcherError/status(code:body:url:)``
 /// with the body. Cancelling the calling task cancels the HTTP request.
-public struct NetworkFetcher: Fetcher {
-    public typealias Key = URL
+public struct HTTPFetcher<Key: HTTPRequestConvertible>: Fetcher {
     public typealias Value = Data
 
     let loader: HTTPLoader
@@ -105,32 +114,16 @@ public struct NetworkFetcher: Fetcher {
         self.init(name: name, session: URLSession(configuration: configuration), timeout: timeout)
     }
 
-    public func get(_ key: URL) async throws -> Data {
-        guard let data = try await loader.load(URLRequest(url: key)) else { throw FetchError.valueNotInCache }
+    public func get(_ key: Key) async throws -> Data {
+        guard let data = try await getIfPresent(key) else { throw FetchError.valueNotInCache }
         return data
     }
 
-    public func getIfPresent(_ key: URL) async throws -> Data? { try await loader.load(URLRequest(url: key)) }
+    public func getIfPresent(_ key: Key) async throws -> Data? { try await loader.load(key.urlRequest) }
 }
 
-/// Like ``NetworkFetcher`` but keyed by whole `URLRequest`s (headers, method, body).
-public struct URLRequestFetcher: Fetcher {
-    public typealias Key = URLRequest
-    public typealias Value = Data
+/// An ``HTTPFetcher`` keyed by `URL`: `NetworkFetcher()`.
+public typealias NetworkFetcher = HTTPFetcher<URL>
 
-    let loader: HTTPLoader
-    public let name: String
-
-    public init(name: String = "network", session: URLSession = .shared, timeout: Duration = .seconds(30),
-                missStatusCodes: Set<Int> = [404, 410]) {
-        self.name = name
-        loader = HTTPLoader(session: session, timeout: timeout, missStatusCodes: missStatusCodes)
-    }
-
-    public func get(_ key: URLRequest) async throws -> Data {
-        guard let data = try await loader.load(key) else { throw FetchError.valueNotInCache }
-        return data
-    }
-
-    public func getIfPresent(_ key: URLRequest) async throws -> Data? { try await loader.load(key) }
-}
+/// An ``HTTPFetcher`` keyed by `URLRequest`.
+public typealias URLRequestFetcher = HTTPFetcher<URLRequest>
