@@ -109,6 +109,21 @@ import Testing
         #expect(l1.getsPerSecond > 0)
     }
 
+    @Test func hugeValueIsATypedErrorAndLosesNothing() async throws {
+        let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
+        defer { model.shutdown() }
+        _ = await model.execute(.set(key: "big", value: "small"))
+        let huge = String(repeating: "x", count: 100 * 1024)  // above L1's 64 KiB capacity
+        let outcome = await model.execute(.set(key: "big", value: huge))
+        #expect(outcome.isError)
+        #expect(outcome.message.contains("L1") && outcome.message.contains("valueTooLarge"), "\(outcome.message)")
+        #expect(model.events[0].isError)
+        // L1 kept its earlier value; the disk level, which had room, took the new one.
+        #expect(await model.execute(.get(key: "big")).message.hasSuffix("\"small\""))
+        _ = await model.execute(.clear(level: "L1"))
+        #expect(await model.execute(.get(key: "big")).message.contains("102400 bytes from L2"))
+    }
+
     @Test func levelErrorsReachThePaneAndTheLog() async throws {
         let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec(failureRate: 1)))
         defer { model.shutdown() }
