@@ -6,7 +6,8 @@ import Testing
     @Test func falseConditionSkipsGetsAndMakesWritesNoOps() async throws {
         let inner = FakeLevel<String, Int>(name: "inner", ["big": 1])
         let onlySmall = inner.conditioned { $0.count < 3 }
-        await #expect(throws: FetchError.conditionNotSatisfied) { try await onlySmall.get("big") }
+        // A skip is a miss, never a failure.
+        await #expect(throws: FetchError.valueNotInCache) { try await onlySmall.get("big") }
         #expect(try await onlySmall.getIfPresent("big") == nil)
         try await onlySmall.set(2, forKey: "huge")
         try await onlySmall.remove("big")

@@ -58,7 +58,7 @@ import Testing
 
     @Test func levelsWrittenInAnotherModuleConform() async throws {
         struct Uppercaser: Fetcher {
-            func get(_ key: String) async throws -> String { key.uppercased() }
+            func getIfPresent(_ key: String) async throws -> String? { key.uppercased() }
         }
         let cache = MemoryCacheLevel<String, String>(capacity: 1000) + Uppercaser()
         #expect(try await cache.get("abc") == "ABC")

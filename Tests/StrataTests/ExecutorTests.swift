@@ -32,7 +32,7 @@ actor Caller {
 @Suite struct ExecutorTests {
     /// A level that deliberately leaves the caller's executor (the control).
     struct ConcurrentOrigin: Fetcher {
-        @concurrent func get(_ key: String) async throws -> String { "v:\(key)" }
+        @concurrent func getIfPresent(_ key: String) async throws -> String? { "v:\(key)" }
     }
 
     @Test func levelOperationsRunOnTheCallersExecutorWithoutHops() async throws {

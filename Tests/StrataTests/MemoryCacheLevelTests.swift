@@ -60,13 +60,15 @@ import Testing
         #expect(level.totalCost == 0 && level.count == 0)
     }
 
-    @Test func valueLargerThanCapacityIsRejectedAndKeepsTheOldValue() async throws {
+    @Test func valueLargerThanCapacityIsRejectedAndDropsTheOldValue() async throws {
         let level = MemoryCacheLevel<String, Data>(capacity: 10)
         try await level.set(bytes(5), forKey: "k")
         await #expect(throws: MemoryCacheError.valueTooLarge(cost: 11, capacity: 10)) {
             try await level.set(bytes(11), forKey: "k")
         }
-        #expect(level.value(forKey: "k") == bytes(5))
+        // The set failed, so the old value must not be served in its place.
+        #expect(level.value(forKey: "k") == nil)
+        #expect(level.count == 0 && level.totalCost == 0)
     }
 
     @Test func costOfStringsIsUTF8BytesAndCustomCostWorks() async throws {

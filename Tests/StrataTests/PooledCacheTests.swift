@@ -9,13 +9,13 @@ import Testing
         let cancellations = Atomic<Int>(0)
         let gate: Gate
         init(gate: Gate) { self.gate = gate }
-        func get(_ key: String) async throws -> String {
+        func getIfPresent(_ key: String) async throws -> String? {
             executions.add(1, ordering: .relaxed)
             do { try await gate.wait() } catch {
                 cancellations.add(1, ordering: .relaxed)
                 throw error
             }
-            if key == "missing" { throw FetchError.valueNotInCache }
+            if key == "missing" { return nil }
             if key == "broken" { throw TestError("origin 500") }
             return "value:\(key)"
         }

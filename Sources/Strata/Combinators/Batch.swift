@@ -30,9 +30,10 @@ extension CacheLevel where Key: Hashable {
     }
 }
 
-/// A level over sequences of keys: get returns the values **in key order** and
-/// fails as soon as one key fails or misses, cancelling the others.
-public struct AllBatchCache<Inner: CacheLevel>: CacheLevel {
+/// A level over sequences of keys: get returns the values **in key order**; the
+/// batch is a miss as soon as one key misses, and fails as soon as one key
+/// fails, cancelling the others either way.
+public struct AllBatchCache<Inner: CacheLevel>: WrapperLevel {
     public typealias Key = [Inner.Key]
     public typealias Value = [Inner.Value]
 
@@ -44,10 +45,15 @@ public struct AllBatchCache<Inner: CacheLevel>: CacheLevel {
         self.maxConcurrency = maxConcurrency
     }
 
-    public var name: String { inner.name }
-
-    public func get(_ keys: [Inner.Key]) async throws -> [Inner.Value] {
-        try await forEachKey(keys) { index in (index, try await inner.get(keys[index])) }
+    public func getIfPresent(_ keys: [Inner.Key]) async throws -> [Inner.Value]? {
+        do {
+            return try await forEachKey(keys) { index in
+                guard let value = try await inner.getIfPresent(keys[index]) else { throw FetchError.valueNotInCache }
+                return (index, value)
+            }
+        } catch FetchError.valueNotInCache {
+            return nil
+        }
     }
 
     public func set(_ values: [Inner.Value], forKey keys: [Inner.Key]) async throws {
@@ -64,10 +70,6 @@ public struct AllBatchCache<Inner: CacheLevel>: CacheLevel {
             return (index, ())
         }
     }
-
-    public func clear() async { await inner.clear() }
-    public func onMemoryWarning() async { await inner.onMemoryWarning() }
-    public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
 
     /// Runs `operation` for every index with bounded concurrency; results come
     /// back in index order; the first error cancels the rest and is thrown.

@@ -1,6 +1,6 @@
 /// At most `limit` operations in flight on `inner`; the rest wait in line,
 /// first come first served. Clear and memory warnings are not capped.
-public struct CappedCache<Inner: CacheLevel>: CacheLevel {
+public struct CappedCache<Inner: CacheLevel>: WrapperLevel {
     public typealias Key = Inner.Key
     public typealias Value = Inner.Value
 
@@ -12,14 +12,16 @@ public struct CappedCache<Inner: CacheLevel>: CacheLevel {
         self.semaphore = AsyncSemaphore(limit: limit)
     }
 
-    public var name: String { inner.name }
-
-    public func get(_ key: Key) async throws -> Value {
-        try await semaphore.withPermit { try await inner.get(key) }
-    }
-
     public func getIfPresent(_ key: Key) async throws -> Value? {
         try await semaphore.withPermit { try await inner.getIfPresent(key) }
+    }
+
+    public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
+        try await semaphore.withPermit { try await inner.entry(forKey: key) }
+    }
+
+    public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
+        try await semaphore.withPermit { try await inner.set(value, forKey: key, expiresAt: expiresAt) }
     }
 
     public func set(_ value: Value, forKey key: Key) async throws {
@@ -30,9 +32,6 @@ public struct CappedCache<Inner: CacheLevel>: CacheLevel {
         try await semaphore.withPermit { try await inner.remove(key) }
     }
 
-    public func clear() async { await inner.clear() }
-    public func onMemoryWarning() async { await inner.onMemoryWarning() }
-    public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
 }
 
 extension CacheLevel {

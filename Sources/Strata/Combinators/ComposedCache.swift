@@ -2,12 +2,19 @@
 ///
 /// - Get: falls through on a miss *or* any error of `upper` (availability
 ///   first). A value found below is returned at once and written back into
-///   `upper` in the background; a failed back-fill is logged and counted
+///   `upper` in the background, **with the lower entry's expiry** (never a
+///   fresh TTL); a failed back-fill is logged and counted
 ///   (``backfillFailures``, and by instrumented levels) and never fails the get.
 ///   All levels missing throws ``FetchError/valueNotInCache``; a real error with
 ///   no value anywhere throws ``LevelsFailedError`` carrying every failure.
+/// - **Back-fills never undo writes.** A back-fill lands only if no write to
+///   its key through this composition (set, remove, clear, memory warning) was
+///   in progress when its read began or has started since; otherwise it is
+///   dropped and counted in ``backfillsSkipped`` (see ``WriteOrder``).
 /// - Set and remove: both levels concurrently; any failure throws
-///   ``LevelsFailedError`` naming the failing levels.
+///   ``LevelsFailedError`` naming the failing levels. **A level whose set failed
+///   keeps no older value**: its entry for the key is removed (best effort), so
+///   no later get can be answered with the value the set replaced.
 /// - Clear and memory warnings reach both levels.
 public struct ComposedCache<Upper: CacheLevel, Lower: CacheLevel>: CacheLevel
 where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
@@ -17,6 +24,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     public let upper: Upper
     public let lower: Lower
     @usableFromInline let backfills = BackfillTracker()
+    @usableFromInline let order = WriteOrder()
 
     public init(_ upper: Upper, _ lower: Lower) {
         self.upper = upper
@@ -24,12 +32,6 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     }
 
     public var name: String { "\(upper.name) + \(lower.name)" }
-
-    @inlinable
-    public func get(_ key: Key) async throws -> Value {
-        if let value = try await getIfPresent(key) { return value }
-        throw FetchError.valueNotInCache
-    }
 
     @inlinable
     public func getIfPresent(_ key: Key) async throws -> Value? {
@@ -40,12 +42,31 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
             try Self.rethrowIfCancelled(error)
             failures += error.levelFailures(level: upper.name, operation: .get, key: key)
         }
-        try Task.checkCancellation()
+        return try await readLower(key, failures: failures)?.value
+    }
+
+    @inlinable
+    public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
+        var failures: [LevelFailure] = []
         do {
-            if let value = try await lower.getIfPresent(key) {
-                let upper = self.upper
-                backfills.start(level: upper.name, key: key) { try await upper.set(value, forKey: key) }
-                return value
+            if let entry = try await upper.entry(forKey: key) { return entry }
+        } catch {
+            try Self.rethrowIfCancelled(error)
+            failures += error.levelFailures(level: upper.name, operation: .get, key: key)
+        }
+        return try await readLower(key, failures: failures)
+    }
+
+    /// The miss path: asks `lower`, starts the back-fill, and reports failures.
+    @usableFromInline
+    func readLower(_ key: Key, failures: [LevelFailure]) async throws -> CacheEntry<Value>? {
+        var failures = failures
+        try Task.checkCancellation()
+        let ticket = order.beginRead(key)
+        do {
+            if let entry = try await lower.entry(forKey: key) {
+                backfill(entry, forKey: key, ticket: ticket)
+                return entry
             }
         } catch {
             try Self.rethrowIfCancelled(error)
@@ -55,30 +76,75 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         throw LevelsFailedError(operation: .get, failures: failures)
     }
 
+    /// Writes `entry` back into `upper` in the background, unless a write to
+    /// the key got in first (`ticket` is `nil` when one was in progress).
+    @usableFromInline
+    func backfill(_ entry: CacheEntry<Value>, forKey key: Key, ticket: WriteOrder.Ticket?) {
+        let upper = self.upper, order = self.order
+        backfills.start(level: upper.name, key: key) {
+            guard let ticket else { return false }
+            return try await order.land(ticket) {
+                try await upper.set(entry.value, forKey: key, expiresAt: entry.expiresAt)
+            }
+        }
+    }
+
     @usableFromInline
     static func rethrowIfCancelled(_ error: any Error) throws {
         if error is CancellationError || Task.isCancelled { throw CancellationError() }
     }
 
     public func set(_ value: Value, forKey key: Key) async throws {
-        async let top = attempt { try await upper.set(value, forKey: key) }
-        async let bottom = attempt { try await lower.set(value, forKey: key) }
-        try Self.collect(.set, key: key, (upper.name, await top), (lower.name, await bottom))
+        try await write(.set, key,
+                        top: { [upper] in try await upper.set(value, forKey: key) },
+                        bottom: { [lower] in try await lower.set(value, forKey: key) })
+    }
+
+    public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
+        try await write(.set, key,
+                        top: { [upper] in try await upper.set(value, forKey: key, expiresAt: expiresAt) },
+                        bottom: { [lower] in try await lower.set(value, forKey: key, expiresAt: expiresAt) })
     }
 
     public func remove(_ key: Key) async throws {
-        async let top = attempt { try await upper.remove(key) }
-        async let bottom = attempt { try await lower.remove(key) }
-        try Self.collect(.remove, key: key, (upper.name, await top), (lower.name, await bottom))
+        try await write(.remove, key,
+                        top: { [upper] in try await upper.remove(key) },
+                        bottom: { [lower] in try await lower.remove(key) })
+    }
+
+    /// Runs a write on both levels concurrently, ordered against back-fills;
+    /// a level whose set failed has its old entry removed.
+    private func write(
+        _ operation: CacheOperation, _ key: Key,
+        top topWrite: @escaping @Sendable () async throws -> Void,
+        bottom bottomWrite: @escaping @Sendable () async throws -> Void
+    ) async throws {
+        let stripe = await order.beginWrite(key)
+        defer { order.endWrite(stripe) }
+        let upper = self.upper, lower = self.lower
+        async let top = attempt { try await topWrite() }
+        async let bottom = attempt { try await bottomWrite() }
+        let (topError, bottomError) = await (top, bottom)
+        if operation == .set {
+            // A nested composition (its error is a LevelsFailedError) has
+            // already cleaned the level that failed inside it.
+            if let topError, !(topError is LevelsFailedError) { _ = await attempt { try await upper.remove(key) } }
+            if let bottomError, !(bottomError is LevelsFailedError) { _ = await attempt { try await lower.remove(key) } }
+        }
+        try Self.collect(operation, key: key, (upper.name, topError), (lower.name, bottomError))
     }
 
     public func clear() async {
+        await order.beginClear()
+        defer { order.endClear() }
         async let top: Void = upper.clear()
         async let bottom: Void = lower.clear()
         _ = await (top, bottom)
     }
 
     public func onMemoryWarning() async {
+        await order.beginClear()
+        defer { order.endClear() }
         async let top: Void = upper.onMemoryWarning()
         async let bottom: Void = lower.onMemoryWarning()
         _ = await (top, bottom)
@@ -94,6 +160,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     public var backfillsStarted: Int { backfills.counts.started }
     /// Back-fills that failed (logged at `warning` under `strata.backfill`).
     public var backfillFailures: Int { backfills.counts.failed }
+    /// Back-fills dropped because a write to their key got in first.
+    public var backfillsSkipped: Int { backfills.counts.skipped }
 
     private static func collect(_ operation: CacheOperation, key: Key, _ results: (String, (any Error)?)...) throws {
         var failures: [LevelFailure] = []

@@ -1,10 +1,10 @@
 /// A level that only takes part for keys that satisfy a condition.
 ///
-/// When the condition is `false`, get throws ``FetchError/conditionNotSatisfied``
-/// (a composition treats it as a miss) and set/remove are successful no-ops, so
-/// back-fills never write into a skipped level. A condition that throws fails
-/// the request with a ``LevelFailure`` (operation `.condition`).
-public struct ConditionedCache<Inner: CacheLevel>: CacheLevel {
+/// When the condition is `false` the level is skipped: a get is a miss (`nil`,
+/// never an error) and set/remove are successful no-ops, so back-fills never
+/// write into a skipped level. A condition that throws fails the request with a
+/// ``LevelFailure`` (operation `.condition`).
+public struct ConditionedCache<Inner: CacheLevel>: WrapperLevel {
     public typealias Key = Inner.Key
     public typealias Value = Inner.Value
 
@@ -16,20 +16,9 @@ public struct ConditionedCache<Inner: CacheLevel>: CacheLevel {
         self.condition = condition
     }
 
-    public var name: String { inner.name }
-
     @inlinable
     func allows(_ key: Key) async throws -> Bool {
-        do { return try await condition(key) } catch {
-            if error is CancellationError { throw error }
-            throw LevelFailure(level: inner.name, operation: .condition, key: key, underlying: error)
-        }
-    }
-
-    @inlinable
-    public func get(_ key: Key) async throws -> Value {
-        guard try await allows(key) else { throw FetchError.conditionNotSatisfied }
-        return try await inner.get(key)
+        try await asLevelFailure(inner.name, .condition, key: key) { try await condition(key) }
     }
 
     @inlinable
@@ -38,19 +27,26 @@ public struct ConditionedCache<Inner: CacheLevel>: CacheLevel {
         return try await inner.getIfPresent(key)
     }
 
+    @inlinable
+    public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
+        guard try await allows(key) else { return nil }
+        return try await inner.entry(forKey: key)
+    }
+
     public func set(_ value: Value, forKey key: Key) async throws {
         guard try await allows(key) else { return }
         try await inner.set(value, forKey: key)
+    }
+
+    public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
+        guard try await allows(key) else { return }
+        try await inner.set(value, forKey: key, expiresAt: expiresAt)
     }
 
     public func remove(_ key: Key) async throws {
         guard try await allows(key) else { return }
         try await inner.remove(key)
     }
-
-    public func clear() async { await inner.clear() }
-    public func onMemoryWarning() async { await inner.onMemoryWarning() }
-    public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
 }
 
 extension CacheLevel {
@@ -59,12 +55,5 @@ extension CacheLevel {
         _ condition: @escaping @Sendable (Key) async throws -> Bool
     ) -> ConditionedCache<Self> {
         ConditionedCache(self, condition: condition)
-    }
-
-    /// Droste's form: skips this level for keys where `predicate` is `true`.
-    public func skipWhile(
-        _ predicate: @escaping @Sendable (Key) async throws -> Bool
-    ) -> ConditionedCache<Self> {
-        ConditionedCache(self) { try await !predicate($0) }
     }
 }

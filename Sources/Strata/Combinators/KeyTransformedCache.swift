@@ -1,7 +1,9 @@
 /// A level addressed by a different key type; each key is transformed before
-/// it reaches `inner`. A key the transformer rejects fails that request only,
-/// with a ``LevelFailure`` naming the level and the key.
-public struct KeyTransformedCache<Inner: CacheLevel, NewKey: Sendable>: CacheLevel {
+/// it reaches `inner`. A key the transformer rejects with a ``FetchError`` (a
+/// conditioned transformer that declined) skips the level: a get is a miss and
+/// a set or remove a no-op. Any other error fails that request only, with a
+/// ``LevelFailure`` naming the level and the key.
+public struct KeyTransformedCache<Inner: CacheLevel, NewKey: Sendable>: WrapperLevel {
     public typealias Key = NewKey
     public typealias Value = Inner.Value
 
@@ -13,27 +15,36 @@ public struct KeyTransformedCache<Inner: CacheLevel, NewKey: Sendable>: CacheLev
         self.transformKey = transform
     }
 
-    public var name: String { inner.name }
-
+    /// The inner key, or `nil` when the transformer declined the key.
     @inlinable
-    func innerKey(_ key: NewKey) async throws -> Inner.Key {
-        do { return try await transformKey(key) } catch {
-            if error is CancellationError { throw error }
-            throw LevelFailure(level: inner.name, operation: .transformKey, key: key, underlying: error)
-        }
+    func innerKey(_ key: NewKey) async throws -> Inner.Key? {
+        try await transformedOrMiss(inner.name, .transformKey, key: key) { try await transformKey(key) }
     }
 
-    @inlinable public func get(_ key: NewKey) async throws -> Value { try await inner.get(try await innerKey(key)) }
     @inlinable public func getIfPresent(_ key: NewKey) async throws -> Value? {
-        try await inner.getIfPresent(try await innerKey(key))
+        guard let innerKey = try await innerKey(key) else { return nil }
+        return try await inner.getIfPresent(innerKey)
     }
+
+    @inlinable public func entry(forKey key: NewKey) async throws -> CacheEntry<Value>? {
+        guard let innerKey = try await innerKey(key) else { return nil }
+        return try await inner.entry(forKey: innerKey)
+    }
+
     public func set(_ value: Value, forKey key: NewKey) async throws {
-        try await inner.set(value, forKey: try await innerKey(key))
+        guard let innerKey = try await innerKey(key) else { return }
+        try await inner.set(value, forKey: innerKey)
     }
-    public func remove(_ key: NewKey) async throws { try await inner.remove(try await innerKey(key)) }
-    public func clear() async { await inner.clear() }
-    public func onMemoryWarning() async { await inner.onMemoryWarning() }
-    public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
+
+    public func set(_ value: Value, forKey key: NewKey, expiresAt: CacheInstant?) async throws {
+        guard let innerKey = try await innerKey(key) else { return }
+        try await inner.set(value, forKey: innerKey, expiresAt: expiresAt)
+    }
+
+    public func remove(_ key: NewKey) async throws {
+        guard let innerKey = try await innerKey(key) else { return }
+        try await inner.remove(innerKey)
+    }
 }
 
 extension CacheLevel {
@@ -41,12 +52,5 @@ extension CacheLevel {
     public func transformKeys<T: OneWayTransformer>(_ transformer: T) -> KeyTransformedCache<Self, T.TypeIn>
     where T.TypeOut == Key {
         KeyTransformedCache(self) { try await transformer.transform($0) }
-    }
-
-    /// Droste's closure form of ``transformKeys(_:)``.
-    public func mapKeys<NewKey: Sendable>(
-        _ transform: @escaping @Sendable (NewKey) async throws -> Key
-    ) -> KeyTransformedCache<Self, NewKey> {
-        KeyTransformedCache(self, transform: transform)
     }
 }

@@ -1,31 +1,39 @@
 import Synchronization
 
 /// Single-flight gets: concurrent gets of one key share one execution of the
-/// inner get and all receive its result.
+/// inner read and all receive its result.
 ///
-/// - The look-up and the insertion of an in-flight entry happen in one critical
-///   section, so two callers can never both start the inner get.
+/// - The look-up and the insertion of an in-flight read happen in one critical
+///   section, so two callers can never both start the inner read.
 /// - A waiter that is cancelled returns `CancellationError` at once; the others
 ///   keep waiting. The shared work is cancelled only when every waiter has gone.
-/// - An entry is removed before its waiters are resumed, so a finished (or
-///   cancelled) entry is never reused: the next get starts a fresh execution.
-/// - Set, remove, clear and memory warnings pass straight through.
-public final class PooledCache<Inner: CacheLevel>: CacheLevel where Inner.Key: Hashable {
+/// - A finished (or cancelled) read is never reused: the next get starts a
+///   fresh execution.
+/// - **Writes end sharing.** A set, remove, clear or memory warning through this
+///   level detaches the reads in flight for the key (all keys, for clear), both
+///   when the write starts and when it ends, so a get that arrives after a
+///   write has finished never receives a value read before it.
+/// - The shared read runs at the highest priority of the callers waiting on it.
+public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key: Hashable {
     public typealias Key = Inner.Key
     public typealias Value = Inner.Value
-    typealias Waiter = CheckedContinuation<Value?, any Error>
+    typealias Output = CacheEntry<Value>?
 
     struct Flight {
-        let id: UInt64
-        var waiters: [UInt64: Waiter]
+        let key: Key
+        var waiters: Set<UInt64>
         var task: Task<Void, Never>?
+        var priority: TaskPriority
     }
 
     struct State {
-        var flights: [Key: Flight] = [:]
-        var nextID: UInt64 = 0
-        /// Waiters cancelled before they were registered.
-        var cancelledEarly: Set<UInt64> = []
+        var flights: [UInt64: Flight] = [:]
+        /// The flight a new get of a key joins (detached flights are not here).
+        var current: [Key: UInt64] = [:]
+        /// The flight each parked waiter waits on.
+        var flightOf: [UInt64: UInt64] = [:]
+        var nextFlight: UInt64 = 0
+        var waiters = WaiterQueue<Output>()
         var executions = 0
     }
 
@@ -34,110 +42,142 @@ public final class PooledCache<Inner: CacheLevel>: CacheLevel where Inner.Key: H
 
     public init(_ inner: Inner) { self.inner = inner }
 
-    public var name: String { inner.name }
-
-    /// How many times the inner get has been started.
-    public var executions: Int { state.withLock { $0.executions } }
-    /// Callers waiting on the get in flight for `key` (0 when none).
-    public func waiterCount(for key: Key) -> Int { state.withLock { $0.flights[key]?.waiters.count ?? 0 } }
-
-    /// Keys with a get in flight right now.
-    public var inFlightCount: Int { state.withLock { $0.flights.count } }
-
-    public func get(_ key: Key) async throws -> Value {
-        guard let value = try await getIfPresent(key) else { throw FetchError.valueNotInCache }
-        return value
+    /// How many times the inner read has been started.
+    package var executions: Int { state.withLock { $0.executions } }
+    /// Callers waiting on the read a new get of `key` would join (0 when none).
+    package func waiterCount(for key: Key) -> Int {
+        state.withLock { state in state.current[key].flatMap { state.flights[$0]?.waiters.count } ?? 0 }
     }
+    /// Reads in flight right now (joinable or detached).
+    package var inFlightCount: Int { state.withLock { $0.flights.count } }
+    /// Waiter ids still tracked (0 when nobody waits); for tests.
+    package var trackedWaiters: Int { state.withLock { $0.waiters.trackedCount } }
 
     public func getIfPresent(_ key: Key) async throws -> Value? {
-        let waiterID = state.withLock { state -> UInt64 in state.nextID += 1; return state.nextID }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: Waiter) in
-                join(key: key, waiterID: waiterID, continuation: continuation)
-            }
-        } onCancel: {
-            leave(key: key, waiterID: waiterID)
-        }
+        try await entry(forKey: key)?.value
     }
 
-    private func join(key: Key, waiterID: UInt64, continuation: Waiter) {
-        // The look-up and the insertion are one critical section; the task is
-        // created after it (no task is ever created while the lock is held).
-        let joined = state.withLock { state -> FlightJoin in
-            if state.cancelledEarly.remove(waiterID) != nil { return .cancelled }
-            if state.flights[key] != nil {
-                state.flights[key]!.waiters[waiterID] = continuation
-                return .waiting
+    public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
+        let priority = Task.currentPriority
+        return try await suspendAsWaiter(
+            reserve: { state.withLock { $0.waiters.reserve() } },
+            arrive: { id, continuation in arrive(key: key, id: id, priority: priority, continuation) },
+            cancel: { [self] id in leave(key: key, id: id) }
+        )
+    }
+
+    private enum Joined {
+        case cancelled
+        case waiting(escalate: Task<Void, Never>?)
+        case started(UInt64)
+    }
+
+    private func arrive(
+        key: Key, id: UInt64, priority: TaskPriority, _ continuation: WaiterQueue<Output>.Continuation
+    ) -> WaiterArrival<Output> {
+        let joined = state.withLock { state -> Joined in
+            guard state.waiters.park(id, continuation) else { return .cancelled }
+            if let flightID = state.current[key] {
+                state.flights[flightID]!.waiters.insert(id)
+                state.flightOf[id] = flightID
+                guard priority > state.flights[flightID]!.priority else { return .waiting(escalate: nil) }
+                state.flights[flightID]!.priority = priority
+                return .waiting(escalate: state.flights[flightID]!.task)
             }
-            state.nextID += 1
+            state.nextFlight += 1
             state.executions += 1
-            state.flights[key] = Flight(id: state.nextID, waiters: [waiterID: continuation], task: nil)
-            return .started(state.nextID)
+            state.flights[state.nextFlight] = Flight(key: key, waiters: [id], task: nil, priority: priority)
+            state.current[key] = state.nextFlight
+            state.flightOf[id] = state.nextFlight
+            return .started(state.nextFlight)
         }
         switch joined {
-        case .cancelled: continuation.resume(throwing: CancellationError())
-        case .waiting: break
+        case .cancelled:
+            return .resume(continuation, .failure(CancellationError()))
+        case .waiting(let escalate):
+            if let escalate { escalate.escalatePriority(to: priority) }
         case .started(let flightID):
-            let task = Task { [inner] in
-                let result: Result<Value?, any Error>
-                do { result = .success(try await inner.getIfPresent(key)) } catch { result = .failure(error) }
-                self.complete(key: key, flightID: flightID, result: result)
+            // The task is created after the critical section, never under the lock.
+            let task = Task(priority: priority) { [inner] in
+                let result: Result<Output, any Error>
+                do { result = .success(try await inner.entry(forKey: key)) } catch { result = .failure(error) }
+                self.complete(flightID, result)
             }
             let orphaned = state.withLock { state -> Bool in
-                guard state.flights[key]?.id == flightID else { return true }  // finished, or every waiter left
-                state.flights[key]!.task = task
+                guard state.flights[flightID] != nil else { return true }  // finished, or every waiter left
+                state.flights[flightID]!.task = task
                 return false
             }
-            // The flight ended before its task was stored: it finished (cancelling
-            // is then a no-op) or every waiter left, and nobody wants the work.
             if orphaned { task.cancel() }
         }
+        return .parked
     }
 
-    private func complete(key: Key, flightID: UInt64, result: Result<Value?, any Error>) {
-        let waiters = state.withLock { state -> [Waiter] in
-            guard let flight = state.flights[key], flight.id == flightID else { return [] }
-            state.flights[key] = nil
-            return Array(flight.waiters.values)
+    private func complete(_ flightID: UInt64, _ result: Result<Output, any Error>) {
+        let waiters = state.withLock { state -> [WaiterQueue<Output>.Continuation] in
+            guard let flight = state.flights.removeValue(forKey: flightID) else { return [] }
+            if state.current[flight.key] == flightID { state.current[flight.key] = nil }
+            return flight.waiters.compactMap { id in
+                state.flightOf[id] = nil
+                return state.waiters.take(id)
+            }
         }
         for waiter in waiters { waiter.resume(with: result) }
     }
 
-    private func leave(key: Key, waiterID: UInt64) {
-        let (waiter, orphanedTask) = state.withLock { state -> (Waiter?, Task<Void, Never>?) in
-            guard var flight = state.flights[key], let waiter = flight.waiters.removeValue(forKey: waiterID) else {
-                state.cancelledEarly.insert(waiterID)
-                return (nil, nil)
-            }
-            if flight.waiters.isEmpty {
-                state.flights[key] = nil
-                return (waiter, flight.task)
-            }
-            state.flights[key] = flight
-            return (waiter, nil)
+    private func leave(key: Key, id: UInt64) -> WaiterQueue<Output>.Continuation? {
+        let (waiter, orphaned) = state.withLock { state -> (WaiterQueue<Output>.Continuation?, Task<Void, Never>?) in
+            let waiter = state.waiters.cancel(id)
+            guard waiter != nil, let flightID = state.flightOf.removeValue(forKey: id) else { return (waiter, nil) }
+            state.flights[flightID]!.waiters.remove(id)
+            guard state.flights[flightID]!.waiters.isEmpty else { return (waiter, nil) }
+            let flight = state.flights.removeValue(forKey: flightID)!
+            if state.current[key] == flightID { state.current[key] = nil }
+            return (waiter, flight.task)
         }
-        waiter?.resume(throwing: CancellationError())
-        orphanedTask?.cancel()
+        orphaned?.cancel()
+        return waiter
     }
 
-    public func set(_ value: Value, forKey key: Key) async throws { try await inner.set(value, forKey: key) }
-    public func remove(_ key: Key) async throws { try await inner.remove(key) }
-    public func clear() async { await inner.clear() }
-    public func onMemoryWarning() async { await inner.onMemoryWarning() }
-    public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
-}
+    /// New gets of `key` (every key when `nil`) start a fresh read.
+    private func detach(_ key: Key?) {
+        state.withLock { state in
+            if let key { state.current[key] = nil } else { state.current.removeAll() }
+        }
+    }
 
-/// What joining a flight found (see `PooledCache.join`).
-enum FlightJoin {
-    case cancelled
-    case waiting
-    case started(UInt64)
+    public func set(_ value: Value, forKey key: Key) async throws {
+        detach(key)
+        defer { detach(key) }
+        try await inner.set(value, forKey: key)
+    }
+
+    public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
+        detach(key)
+        defer { detach(key) }
+        try await inner.set(value, forKey: key, expiresAt: expiresAt)
+    }
+
+    public func remove(_ key: Key) async throws {
+        detach(key)
+        defer { detach(key) }
+        try await inner.remove(key)
+    }
+
+    public func clear() async {
+        detach(nil)
+        await inner.clear()
+        detach(nil)
+    }
+
+    public func onMemoryWarning() async {
+        detach(nil)
+        await inner.onMemoryWarning()
+        detach(nil)
+    }
 }
 
 extension CacheLevel where Key: Hashable {
     /// Single-flight gets: see ``PooledCache``.
     public func pooled() -> PooledCache<Self> { PooledCache(self) }
-
-    /// Droste's name for ``pooled()``.
-    public func reuseInFlight() -> PooledCache<Self> { PooledCache(self) }
 }

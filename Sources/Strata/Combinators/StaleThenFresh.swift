@@ -24,7 +24,8 @@ extension ComposedCache {
     /// Ordering guarantee: if the upper levels hold the key, that value is
     /// yielded first (`.cached`); then the lower levels are always asked and
     /// their value is yielded (`.fresh`) and written back into the upper
-    /// levels; then the stream finishes. At most two readings, cached first.
+    /// levels (with its expiry, and only if no write to the key got in first,
+    /// as for a get); then the stream finishes. At most two readings, cached first.
     ///
     /// Failures: if the refresh fails after a cached reading, the stream ends
     /// with that error (the caller already holds the stale value). If neither
@@ -32,7 +33,7 @@ extension ComposedCache {
     /// level that fails is treated as a miss. Cancelling the consuming task
     /// (or dropping the stream) cancels the refresh.
     public func values(forKey key: Key) -> AsyncThrowingStream<CacheReading<Value>, any Error> {
-        let upper = self.upper, lower = self.lower, backfills = self.backfills
+        let upper = self.upper, lower = self.lower
         return AsyncThrowingStream { continuation in
             let task = Task {
                 var hadCached = false
@@ -40,10 +41,11 @@ extension ComposedCache {
                     hadCached = true
                     continuation.yield(CacheReading(value: cached, source: .cached))
                 }
+                let ticket = self.order.beginRead(key)
                 do {
-                    if let fresh = try await lower.getIfPresent(key) {
-                        backfills.start(level: upper.name, key: key) { try await upper.set(fresh, forKey: key) }
-                        continuation.yield(CacheReading(value: fresh, source: .fresh))
+                    if let fresh = try await lower.entry(forKey: key) {
+                        self.backfill(fresh, forKey: key, ticket: ticket)
+                        continuation.yield(CacheReading(value: fresh.value, source: .fresh))
                         continuation.finish()
                     } else {
                         continuation.finish(throwing: hadCached ? nil : FetchError.valueNotInCache)

@@ -23,17 +23,24 @@ where A.Key == B.Key, A.Value == B.Value {
 
     public var name: String { "switch(\(cacheA.name) | \(cacheB.name))" }
 
-    @inlinable public func get(_ key: Key) async throws -> Value {
-        switch choose(key) {
-        case .cacheA: try await cacheA.get(key)
-        case .cacheB: try await cacheB.get(key)
-        }
-    }
-
     @inlinable public func getIfPresent(_ key: Key) async throws -> Value? {
         switch choose(key) {
         case .cacheA: try await cacheA.getIfPresent(key)
         case .cacheB: try await cacheB.getIfPresent(key)
+        }
+    }
+
+    @inlinable public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
+        switch choose(key) {
+        case .cacheA: try await cacheA.entry(forKey: key)
+        case .cacheB: try await cacheB.entry(forKey: key)
+        }
+    }
+
+    public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
+        switch choose(key) {
+        case .cacheA: try await cacheA.set(value, forKey: key, expiresAt: expiresAt)
+        case .cacheB: try await cacheB.set(value, forKey: key, expiresAt: expiresAt)
         }
     }
 

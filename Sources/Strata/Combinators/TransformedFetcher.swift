@@ -12,21 +12,18 @@ public struct TransformedFetcher<Inner: CacheLevel, NewValue: Sendable>: Fetcher
     }
 
     public var name: String { inner.name }
-
-    public func get(_ key: Key) async throws -> NewValue {
-        guard let value = try await getIfPresent(key) else { throw FetchError.valueNotInCache }
-        return value
-    }
+    public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
 
     public func getIfPresent(_ key: Key) async throws -> NewValue? {
         guard let value = try await inner.getIfPresent(key) else { return nil }
-        do { return try await forward(value) } catch {
-            if error is CancellationError || error is FetchError { throw error }
-            throw LevelFailure(level: inner.name, operation: .transformValue, key: key, underlying: error)
-        }
+        return try await transformedOrMiss(inner.name, .transformValue, key: key) { try await forward(value) }
     }
 
-    public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
+    public func entry(forKey key: Key) async throws -> CacheEntry<NewValue>? {
+        guard let entry = try await inner.entry(forKey: key) else { return nil }
+        let value = try await transformedOrMiss(inner.name, .transformValue, key: key) { try await forward(entry.value) }
+        return value.map { CacheEntry(value: $0, expiresAt: entry.expiresAt) }
+    }
 }
 
 extension Fetcher {

@@ -3,9 +3,12 @@
 ///
 /// Backs ``CacheLevel/transformValues(_:)``, ``CacheLevel/mapValues(_:inverse:)``,
 /// ``CacheLevel/postProcess(_:)``, ``CacheLevel/conditionedPostProcess(_:)`` and
-/// ``CacheLevel/conditionedValueTransformation(_:)``. A failing transformation
-/// fails that request with a ``LevelFailure`` naming the level and key.
-public struct ValueTransformedCache<Inner: CacheLevel, NewValue: Sendable>: CacheLevel {
+/// ``CacheLevel/conditionedValueTransformation(_:)``. A transformation that
+/// declines with a ``FetchError`` (a conditioned transformer) is a skip: on a
+/// get, a miss; on a set, the level keeps no value for the key (its old one is
+/// removed, so it can never be served). Any other failure fails that request
+/// with a ``LevelFailure`` naming the level and key.
+public struct ValueTransformedCache<Inner: CacheLevel, NewValue: Sendable>: WrapperLevel {
     public typealias Key = Inner.Key
     public typealias Value = NewValue
 
@@ -23,40 +26,38 @@ public struct ValueTransformedCache<Inner: CacheLevel, NewValue: Sendable>: Cach
         self.inverse = inverseTransform
     }
 
-    public var name: String { inner.name }
-
-    @inlinable
-    public func get(_ key: Key) async throws -> NewValue {
-        try await convert(key, try await inner.get(key))
-    }
-
     @inlinable
     public func getIfPresent(_ key: Key) async throws -> NewValue? {
         guard let value = try await inner.getIfPresent(key) else { return nil }
-        return try await convert(key, value)
+        return try await transformedOrMiss(inner.name, .transformValue, key: key) { try await forward(key, value) }
     }
 
     @inlinable
-    func convert(_ key: Key, _ value: Inner.Value) async throws -> NewValue {
-        do { return try await forward(key, value) } catch {
-            if error is CancellationError || error is FetchError { throw error }
-            throw LevelFailure(level: inner.name, operation: .transformValue, key: key, underlying: error)
+    public func entry(forKey key: Key) async throws -> CacheEntry<NewValue>? {
+        guard let entry = try await inner.entry(forKey: key) else { return nil }
+        let value = try await transformedOrMiss(inner.name, .transformValue, key: key) {
+            try await forward(key, entry.value)
         }
+        return value.map { CacheEntry(value: $0, expiresAt: entry.expiresAt) }
     }
 
     public func set(_ value: NewValue, forKey key: Key) async throws {
-        let stored: Inner.Value
-        do { stored = try await inverse(key, value) } catch {
-            if error is CancellationError || error is FetchError { throw error }
-            throw LevelFailure(level: inner.name, operation: .inverseTransformValue, key: key, underlying: error)
+        try await set(value, forKey: key, expiresAt: nil)
+    }
+
+    public func set(_ value: NewValue, forKey key: Key, expiresAt: CacheInstant?) async throws {
+        let stored = try await transformedOrMiss(inner.name, .inverseTransformValue, key: key) {
+            try await inverse(key, value)
         }
-        try await inner.set(stored, forKey: key)
+        guard let stored else { return try await inner.remove(key) }
+        if let expiresAt {
+            try await inner.set(stored, forKey: key, expiresAt: expiresAt)
+        } else {
+            try await inner.set(stored, forKey: key)
+        }
     }
 
     public func remove(_ key: Key) async throws { try await inner.remove(key) }
-    public func clear() async { await inner.clear() }
-    public func onMemoryWarning() async { await inner.onMemoryWarning() }
-    public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
 }
 
 extension CacheLevel {
@@ -67,18 +68,6 @@ extension CacheLevel {
             self,
             transform: { _, value in try await transformer.transform(value) },
             inverseTransform: { _, value in try await transformer.inverseTransform(value) }
-        )
-    }
-
-    /// Droste's closure form of ``transformValues(_:)``.
-    public func mapValues<NewValue: Sendable>(
-        _ transform: @escaping @Sendable (Value) async throws -> NewValue,
-        inverse: @escaping @Sendable (NewValue) async throws -> Value
-    ) -> ValueTransformedCache<Self, NewValue> {
-        ValueTransformedCache(
-            self,
-            transform: { _, value in try await transform(value) },
-            inverseTransform: { _, value in try await inverse(value) }
         )
     }
 

@@ -1,56 +1,82 @@
 /// A level built from closures; also the type-erased form of any level
 /// (see ``CacheLevel/normalize()``).
 public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
-    public typealias Get = @Sendable (Key) async throws -> Value
+    /// Returns the value, or `nil` on a miss.
     public typealias GetIfPresent = @Sendable (Key) async throws -> Value?
-    public typealias Set = @Sendable (Value, Key) async throws -> Void
+    /// Throws ``FetchError/valueNotInCache`` on a miss (Carlos's form).
+    public typealias Get = @Sendable (Key) async throws -> Value
+    public typealias Store = @Sendable (Value, Key) async throws -> Void
     public typealias Remove = @Sendable (Key) async throws -> Void
     public typealias Action = @Sendable () async -> Void
 
-    @usableFromInline let getClosure: Get
-    @usableFromInline let getIfPresentClosure: GetIfPresent?
-    @usableFromInline let setClosure: Set
+    @usableFromInline let getIfPresentClosure: GetIfPresent
+    @usableFromInline let entryClosure: (@Sendable (Key) async throws -> CacheEntry<Value>?)?
+    @usableFromInline let setClosure: Store
+    @usableFromInline let setExpiringClosure: (@Sendable (Value, Key, CacheInstant?) async throws -> Void)?
     @usableFromInline let removeClosure: Remove
     @usableFromInline let clearClosure: Action
     @usableFromInline let memoryWarningClosure: Action
     @usableFromInline let pendingWritesClosure: Action?
     public let name: String
 
-    /// A level from closures. `get` throws ``FetchError/valueNotInCache`` on a miss.
+    /// A level from closures; `getIfPresent` returns `nil` on a miss.
     public init(
         name: String = "basic",
-        get: @escaping Get,
-        set: @escaping Set,
+        getIfPresent: @escaping GetIfPresent,
+        set: @escaping Store,
         remove: @escaping Remove,
         clear: @escaping Action,
         onMemoryWarning: @escaping Action
     ) {
-        self.init(name: name, get: get, getIfPresent: nil, set: set, remove: remove,
+        self.init(name: name, getIfPresent: getIfPresent, entry: nil, set: set, setExpiring: nil, remove: remove,
                   clear: clear, onMemoryWarning: onMemoryWarning, waitForPendingWrites: nil)
     }
 
+    /// A level from closures, Carlos's form: `get` throws
+    /// ``FetchError/valueNotInCache`` on a miss (any ``FetchError`` is a miss).
+    public init(
+        name: String = "basic",
+        get: @escaping Get,
+        set: @escaping Store,
+        remove: @escaping Remove,
+        clear: @escaping Action,
+        onMemoryWarning: @escaping Action
+    ) {
+        self.init(name: name, getIfPresent: missAsNil(get), set: set, remove: remove,
+                  clear: clear, onMemoryWarning: onMemoryWarning)
+    }
+
     @usableFromInline
-    init(name: String, get: @escaping Get, getIfPresent: GetIfPresent?, set: @escaping Set,
+    init(name: String, getIfPresent: @escaping GetIfPresent,
+         entry: (@Sendable (Key) async throws -> CacheEntry<Value>?)?,
+         set: @escaping Store, setExpiring: (@Sendable (Value, Key, CacheInstant?) async throws -> Void)?,
          remove: @escaping Remove, clear: @escaping Action, onMemoryWarning: @escaping Action,
          waitForPendingWrites: Action?) {
-        self.pendingWritesClosure = waitForPendingWrites
         self.name = name
-        self.getClosure = get
         self.getIfPresentClosure = getIfPresent
+        self.entryClosure = entry
         self.setClosure = set
+        self.setExpiringClosure = setExpiring
         self.removeClosure = remove
         self.clearClosure = clear
         self.memoryWarningClosure = onMemoryWarning
+        self.pendingWritesClosure = waitForPendingWrites
     }
 
-    @inlinable public func get(_ key: Key) async throws -> Value { try await getClosure(key) }
+    @inlinable public func getIfPresent(_ key: Key) async throws -> Value? { try await getIfPresentClosure(key) }
 
-    @inlinable public func getIfPresent(_ key: Key) async throws -> Value? {
-        if let getIfPresentClosure { return try await getIfPresentClosure(key) }
-        do { return try await getClosure(key) } catch let error as FetchError where error.isMiss { return nil }
+    @inlinable public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
+        if let entryClosure { return try await entryClosure(key) }
+        return try await getIfPresentClosure(key).map { CacheEntry(value: $0) }
     }
 
     @inlinable public func set(_ value: Value, forKey key: Key) async throws { try await setClosure(value, key) }
+
+    @inlinable public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
+        if let setExpiringClosure { return try await setExpiringClosure(value, key, expiresAt) }
+        try await setClosure(value, key)
+    }
+
     @inlinable public func remove(_ key: Key) async throws { try await removeClosure(key) }
     @inlinable public func clear() async { await clearClosure() }
     @inlinable public func onMemoryWarning() async { await memoryWarningClosure() }
@@ -59,27 +85,46 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
 
 /// A read-only level from a closure.
 public struct BasicFetcher<Key: Sendable, Value: Sendable>: Fetcher {
-    @usableFromInline let getClosure: @Sendable (Key) async throws -> Value
+    @usableFromInline let getIfPresentClosure: @Sendable (Key) async throws -> Value?
     public let name: String
 
-    /// `get` throws ``FetchError/valueNotInCache`` when the origin has nothing.
+    /// `get` throws ``FetchError/valueNotInCache`` when the origin has nothing
+    /// (any ``FetchError`` is a miss).
     public init(name: String = "fetcher", get: @escaping @Sendable (Key) async throws -> Value) {
         self.name = name
-        self.getClosure = get
+        self.getIfPresentClosure = missAsNil(get)
     }
 
-    @inlinable public func get(_ key: Key) async throws -> Value { try await getClosure(key) }
+    /// `getIfPresent` returns `nil` when the origin has nothing.
+    public init(name: String = "fetcher", getIfPresent: @escaping @Sendable (Key) async throws -> Value?) {
+        self.name = name
+        self.getIfPresentClosure = getIfPresent
+    }
+
+    @inlinable public func getIfPresent(_ key: Key) async throws -> Value? { try await getIfPresentClosure(key) }
+}
+
+/// Adapts a throwing-miss closure to the optional primitive.
+@usableFromInline
+func missAsNil<Key: Sendable, Value: Sendable>(
+    _ get: @escaping @Sendable (Key) async throws -> Value
+) -> @Sendable (Key) async throws -> Value? {
+    { key in
+        do { return try await get(key) } catch is FetchError { return nil }
+    }
 }
 
 extension CacheLevel {
     /// This level erased to ``BasicCache``; returns `self` when it already is one.
+    @inlinable
     public func normalize() -> BasicCache<Key, Value> {
         if let already = self as? BasicCache<Key, Value> { return already }
         return BasicCache(
             name: name,
-            get: { try await self.get($0) },
             getIfPresent: { try await self.getIfPresent($0) },
+            entry: { try await self.entry(forKey: $0) },
             set: { try await self.set($0, forKey: $1) },
+            setExpiring: { try await self.set($0, forKey: $1, expiresAt: $2) },
             remove: { try await self.remove($0) },
             clear: { await self.clear() },
             onMemoryWarning: { await self.onMemoryWarning() },

@@ -1,24 +1,40 @@
 /// One level of a cache: memory, disk, a shared store, a network origin, or any
 /// composition of those.
 ///
-/// A miss is reported by throwing ``FetchError/valueNotInCache`` from ``get(_:)``
-/// (or by returning `nil` from ``getIfPresent(_:)``); every other error is a real
-/// failure. All operations run on the caller's executor (the package enables
+/// **One way to report a miss.** A level implements ``getIfPresent(_:)``, which
+/// returns `nil` on a miss (or when a condition skips the level for the key);
+/// ``get(_:)`` is derived from it and throws ``FetchError/valueNotInCache``.
+/// Every other error is a real failure.
+///
+/// **Expiry travels with the value.** Levels that store an expiry report it
+/// through ``entry(forKey:)`` and accept one through
+/// ``set(_:forKey:expiresAt:)``; a composition uses both so that a back-fill
+/// keeps the lower entry's deadline instead of starting a fresh TTL. Levels
+/// without expiry get defaults: entries never expire, and an explicit deadline
+/// is ignored by a plain ``set(_:forKey:)``.
+///
+/// All operations run on the caller's executor (the package enables
 /// `NonisolatedNonsendingByDefault`), so a caller on an actor pays no executor hop
 /// per request; levels that block (disk IO) offload that work themselves.
 public protocol CacheLevel<Key, Value>: Sendable {
     associatedtype Key: Sendable
     associatedtype Value: Sendable
 
-    /// The value for `key`. Throws ``FetchError/valueNotInCache`` on a miss.
-    func get(_ key: Key) async throws -> Value
-
     /// The value for `key`, or `nil` on a miss (or when a condition skips this
-    /// level). Real failures still throw.
+    /// level). Real failures throw. This is the one read every level implements.
     func getIfPresent(_ key: Key) async throws -> Value?
+
+    /// The value for `key` with its expiry, or `nil` on a miss.
+    /// Default: ``getIfPresent(_:)`` with no expiry.
+    func entry(forKey key: Key) async throws -> CacheEntry<Value>?
 
     /// Stores `value` for `key`.
     func set(_ value: Value, forKey key: Key) async throws
+
+    /// Stores `value` for `key`, expiring at `expiresAt` (`nil`: the level's
+    /// default, if any). Default: ``set(_:forKey:)`` (a level with no expiry
+    /// keeps the value until it is removed or evicted).
+    func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws
 
     /// Removes `key`. Removing an absent key is not an error.
     func remove(_ key: Key) async throws
@@ -37,14 +53,45 @@ public protocol CacheLevel<Key, Value>: Sendable {
     func waitForPendingWrites() async
 }
 
+/// A value read from a level together with its expiry.
+public struct CacheEntry<Value: Sendable>: Sendable {
+    public var value: Value
+    /// When the entry expires, or `nil` for never (or unknown to the level).
+    public var expiresAt: CacheInstant?
+
+    @inlinable
+    public init(value: Value, expiresAt: CacheInstant? = nil) {
+        self.value = value
+        self.expiresAt = expiresAt
+    }
+}
+
+extension CacheEntry: Equatable where Value: Equatable {}
+
 extension CacheLevel {
-    /// Default: calls ``get(_:)`` and maps a miss or a skipped condition to `nil`.
-    public func getIfPresent(_ key: Key) async throws -> Value? {
-        do {
-            return try await get(key)
-        } catch let error as FetchError where error.isMiss {
-            return nil
-        }
+    /// The value for `key`. Throws ``FetchError/valueNotInCache`` on a miss.
+    @inlinable
+    public func get(_ key: Key) async throws -> Value {
+        guard let value = try await getIfPresent(key) else { throw FetchError.valueNotInCache }
+        return value
+    }
+
+    @inlinable
+    public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
+        guard let value = try await getIfPresent(key) else { return nil }
+        return CacheEntry(value: value)
+    }
+
+    @inlinable
+    public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
+        try await set(value, forKey: key)
+    }
+
+    /// Stores `value` expiring `ttl` from now (system clock). Levels with an
+    /// injected clock (``ExpirableCacheLevel``) measure from their own clock.
+    @inlinable
+    public func set(_ value: Value, forKey key: Key, ttl: Duration) async throws {
+        try await set(value, forKey: key, expiresAt: try SystemClock().now().advanced(byTTL: ttl))
     }
 
     public var name: String { defaultLevelName(Self.self) }

@@ -8,8 +8,17 @@ public struct CacheInstant: Comparable, Hashable, Sendable, Codable {
 
     public init(nanosecondsSince1970: Int64) { self.nanosecondsSince1970 = nanosecondsSince1970 }
 
+    /// The instant of `date`; dates beyond what nanoseconds since 1970 can hold
+    /// (about ±292 years, `Date.distantFuture` among them) saturate.
     public init(_ date: Date) {
-        self.nanosecondsSince1970 = Int64((date.timeIntervalSince1970 * 1e9).rounded())
+        let nanos = (date.timeIntervalSince1970 * 1e9).rounded()
+        if nanos.isNaN || nanos >= 9.2e18 {
+            self.nanosecondsSince1970 = .max
+        } else if nanos <= -9.2e18 {
+            self.nanosecondsSince1970 = .min
+        } else {
+            self.nanosecondsSince1970 = Int64(nanos)
+        }
     }
 
     public var date: Date { Date(timeIntervalSince1970: Double(nanosecondsSince1970) / 1e9) }
@@ -20,6 +29,12 @@ public struct CacheInstant: Comparable, Hashable, Sendable, Codable {
         return CacheInstant(nanosecondsSince1970: overflow ? (duration < .zero ? .min : .max) : sum)
     }
 
+    /// This instant moved by a TTL; a negative TTL throws ``ExpiryError/invalidTTL(_:)``.
+    public func advanced(byTTL ttl: Duration) throws -> CacheInstant {
+        guard ttl >= .zero else { throw ExpiryError.invalidTTL("\(ttl)") }
+        return advanced(by: ttl)
+    }
+
     public static func < (lhs: CacheInstant, rhs: CacheInstant) -> Bool {
         lhs.nanosecondsSince1970 < rhs.nanosecondsSince1970
     }
@@ -27,7 +42,7 @@ public struct CacheInstant: Comparable, Hashable, Sendable, Codable {
 
 extension Duration {
     /// Whole nanoseconds (saturating).
-    public var nanoseconds: Int64 {
+    package var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return seconds < 0 ? .min : .max }

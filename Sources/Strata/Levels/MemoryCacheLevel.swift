@@ -2,8 +2,9 @@ import Synchronization
 
 /// Errors of ``MemoryCacheLevel``.
 public enum MemoryCacheError: Error, Equatable, Sendable {
-    /// The value alone costs more than the whole capacity; it was not stored
-    /// (an earlier value for the key, if any, is kept).
+    /// The value alone costs more than the whole capacity; it was not stored,
+    /// and an earlier value for the key, if any, was removed (the level never
+    /// serves a value older than the last set).
     case valueTooLarge(cost: Int, capacity: Int)
 }
 
@@ -71,9 +72,15 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// The value for `key` without suspending (a hit counts as a use).
     @inlinable
     public func value(forKey key: Key) -> Value? {
+        storedEntry(forKey: key)?.value
+    }
+
+    /// The value for `key` with its expiry, without suspending (a hit counts as a use).
+    @inlinable
+    public func storedEntry(forKey key: Key) -> CacheEntry<Value>? {
         let hashed = HashedKey(key)
         let shard = shard(for: hashed)
-        let (value, expiredCost) = shard.state.withLock { state -> (Value?, Int?) in
+        let (entry, expiredCost) = shard.state.withLock { state -> (CacheEntry<Value>?, Int?) in
             guard let i = state.find(hashed) else { return (nil, nil) }
             let expiresAt = state.nodes[Int(i)].expiresAt
             if expiresAt != 0 && clock.now().nanosecondsSince1970 >= expiresAt {
@@ -84,20 +91,18 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             // The published tail stamp may now be older than the truth; the
             // evictor replays the log before it relies on it.
             state.recordRead(i, stamp: state.nextStamp())
-            return (state.nodes[Int(i)].value, nil)
+            let deadline = expiresAt == 0 ? nil : CacheInstant(nanosecondsSince1970: expiresAt)
+            return (CacheEntry(value: state.nodes[Int(i)].value!, expiresAt: deadline), nil)
         }
         if let expiredCost { account(count: -1, cost: -expiredCost) }
-        return value
-    }
-
-    @inlinable
-    public func get(_ key: Key) async throws -> Value {
-        guard let value = value(forKey: key) else { throw FetchError.valueNotInCache }
-        return value
+        return entry
     }
 
     @inlinable
     public func getIfPresent(_ key: Key) async throws -> Value? { value(forKey: key) }
+
+    @inlinable
+    public func entry(forKey key: Key) async throws -> CacheEntry<Value>? { storedEntry(forKey: key) }
 
     @inlinable
     public func set(_ value: Value, forKey key: Key) async throws {
@@ -112,14 +117,18 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     @inlinable
     public func store(_ value: Value, forKey key: Key, expiresAt: CacheInstant? = nil) throws {
         let cost = costOf(value)
-        guard cost <= capacity else { throw MemoryCacheError.valueTooLarge(cost: cost, capacity: capacity) }
+        guard cost <= capacity else {
+            removeStored(key)
+            throw MemoryCacheError.valueTooLarge(cost: cost, capacity: capacity)
+        }
         let deadline = expiresAt ?? defaultTTL.map { clock.now().advanced(by: $0) }
         let hashed = HashedKey(key)
         let shard = shard(for: hashed)
         let (countDelta, costDelta) = shard.state.withLock { state -> (Int, Int) in
             state.applyReads()
             let stamp = state.nextStamp()
-            let expires = deadline?.nanosecondsSince1970 ?? 0
+            // 0 means "never"; a deadline at or before 1970 is already past.
+            let expires = deadline.map { max($0.nanosecondsSince1970, 1) } ?? 0
             if let i = state.find(hashed) {
                 let delta = cost - state.nodes[Int(i)].cost
                 state.nodes[Int(i)].value = value
@@ -181,7 +190,11 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         }
     }
 
-    public func remove(_ key: Key) async throws {
+    public func remove(_ key: Key) async throws { removeStored(key) }
+
+    /// Removes `key` without suspending.
+    @usableFromInline
+    func removeStored(_ key: Key) {
         let hashed = HashedKey(key)
         let shard = shard(for: hashed)
         let cost = shard.state.withLock { state -> Int? in

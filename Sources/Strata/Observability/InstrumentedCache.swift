@@ -6,7 +6,7 @@ import Logging
 ///
 /// Back-fill writes (sets started by a composed get) are counted as
 /// `backfills`/`backfillFailures`, not as sets.
-public struct InstrumentedCache<Inner: CacheLevel>: CacheLevel {
+public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
     public typealias Key = Inner.Key
     public typealias Value = Inner.Value
 
@@ -23,18 +23,23 @@ public struct InstrumentedCache<Inner: CacheLevel>: CacheLevel {
     public var name: String { statistics.name }
 
     @inlinable
-    public func get(_ key: Key) async throws -> Value {
-        guard let value = try await getIfPresent(key) else { throw FetchError.valueNotInCache }
-        return value
+    public func getIfPresent(_ key: Key) async throws -> Value? {
+        try await measuredGet(key) { try await inner.getIfPresent(key) }
     }
 
     @inlinable
-    public func getIfPresent(_ key: Key) async throws -> Value? {
+    public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
+        try await measuredGet(key) { try await inner.entry(forKey: key) }
+    }
+
+    /// Counts and times one read; `read` returns `nil` on a miss.
+    @inlinable
+    func measuredGet<T>(_ key: Key, _ read: () async throws -> T?) async throws -> T? {
         let stats = statistics
         stats.gets.increment()
         let start = ContinuousClock.now
         do {
-            let value = try await inner.getIfPresent(key)
+            let value = try await read()
             let elapsed = ContinuousClock.now - start
             stats.getLatency.record(elapsed)
             if value == nil { stats.misses.increment() } else { stats.hits.increment() }
@@ -55,11 +60,21 @@ public struct InstrumentedCache<Inner: CacheLevel>: CacheLevel {
 
     @inlinable
     public func set(_ value: Value, forKey key: Key) async throws {
+        try await measuredSet(key) { try await inner.set(value, forKey: key) }
+    }
+
+    @inlinable
+    public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
+        try await measuredSet(key) { try await inner.set(value, forKey: key, expiresAt: expiresAt) }
+    }
+
+    @inlinable
+    func measuredSet(_ key: Key, _ write: () async throws -> Void) async throws {
         let stats = statistics
         let backfill = CacheContext.isBackfill
         let start = ContinuousClock.now
         do {
-            try await inner.set(value, forKey: key)
+            try await write()
             if backfill { stats.backfills.increment() } else { stats.sets.increment() }
             report(.set, .stored, key, ContinuousClock.now - start, nil)
         } catch {
@@ -76,7 +91,7 @@ public struct InstrumentedCache<Inner: CacheLevel>: CacheLevel {
             statistics.removes.increment()
             report(.remove, .removed, key, ContinuousClock.now - start, nil)
         } catch {
-            statistics.errors.increment()
+            statistics.removeErrors.increment()
             report(.remove, .error, key, ContinuousClock.now - start, error)
             throw error
         }
@@ -95,8 +110,6 @@ public struct InstrumentedCache<Inner: CacheLevel>: CacheLevel {
         statistics.memoryWarnings.increment()
         report(.clear, .memoryWarning, "", ContinuousClock.now - start, nil)
     }
-
-    public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
 
     @usableFromInline
     func report(

@@ -9,6 +9,9 @@ public struct StatisticsSnapshot: Sendable, Equatable, Codable {
     public var sets = 0
     public var setErrors = 0
     public var removes = 0
+    /// Removes that failed (counted apart from get errors, so they do not
+    /// lower the hit ratio).
+    public var removeErrors = 0
     public var clears = 0
     public var memoryWarnings = 0
     public var backfills = 0
@@ -32,7 +35,7 @@ public final class LevelStatistics: Sendable {
     public let name: String
     @usableFromInline let gets = Atomic<Int>(0), hits = Atomic<Int>(0), misses = Atomic<Int>(0)
     @usableFromInline let errors = Atomic<Int>(0), sets = Atomic<Int>(0), setErrors = Atomic<Int>(0)
-    @usableFromInline let removes = Atomic<Int>(0), clears = Atomic<Int>(0), memoryWarnings = Atomic<Int>(0)
+    @usableFromInline let removes = Atomic<Int>(0), removeErrors = Atomic<Int>(0), clears = Atomic<Int>(0), memoryWarnings = Atomic<Int>(0)
     @usableFromInline let backfills = Atomic<Int>(0), backfillFailures = Atomic<Int>(0)
     /// Latency of gets.
     public let getLatency = LatencyHistogram()
@@ -63,6 +66,7 @@ public final class LevelStatistics: Sendable {
         s.sets = sets.load(ordering: .relaxed)
         s.setErrors = setErrors.load(ordering: .relaxed)
         s.removes = removes.load(ordering: .relaxed)
+        s.removeErrors = removeErrors.load(ordering: .relaxed)
         s.clears = clears.load(ordering: .relaxed)
         s.memoryWarnings = memoryWarnings.load(ordering: .relaxed)
         s.backfills = backfills.load(ordering: .relaxed)
@@ -78,7 +82,7 @@ public final class LevelStatistics: Sendable {
         gets.store(0, ordering: .relaxed); hits.store(0, ordering: .relaxed)
         misses.store(0, ordering: .relaxed); errors.store(0, ordering: .relaxed)
         sets.store(0, ordering: .relaxed); setErrors.store(0, ordering: .relaxed)
-        removes.store(0, ordering: .relaxed); clears.store(0, ordering: .relaxed)
+        removes.store(0, ordering: .relaxed); removeErrors.store(0, ordering: .relaxed); clears.store(0, ordering: .relaxed)
         memoryWarnings.store(0, ordering: .relaxed); backfills.store(0, ordering: .relaxed)
         backfillFailures.store(0, ordering: .relaxed)
         lastErrorText.withLock { $0 = nil }

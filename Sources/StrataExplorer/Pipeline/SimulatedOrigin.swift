@@ -25,12 +25,12 @@ public struct SimulatedOrigin: Fetcher {
 
     public var name: String { "origin" }
 
-    public func get(_ key: String) async throws -> Data {
+    public func getIfPresent(_ key: String) async throws -> Data? {
         let jitterNs = jitter.nanoseconds
         let offset = jitterNs > 0 ? Int64.random(in: -jitterNs...jitterNs) : 0
         let delay = max(latency.nanoseconds + offset, 0)
         if delay > 0 { try await Task.sleep(for: .nanoseconds(delay)) }
-        if key.hasPrefix("missing:") { throw FetchError.valueNotInCache }
+        if key.hasPrefix("missing:") { return nil }
         if failureRate > 0 && Double.random(in: 0..<1) < failureRate { throw SimulatedOriginError(key: key) }
         return Self.value(for: key, size: valueSize)
     }

@@ -27,12 +27,11 @@ final class FakeLevel<Key: Hashable & Sendable, Value: Sendable>: CacheLevel {
     /// Gets wait on `gate` before answering.
     func holdGets(on gate: Gate?) { self.gate.withLock { $0 = gate } }
 
-    func get(_ key: Key) async throws -> Value {
+    func getIfPresent(_ key: Key) async throws -> Value? {
         calls.withLock { $0.gets += 1 }
         if let gate = gate.withLock({ $0 }) { try await gate.wait() }
         if let error = getFailure.withLock({ $0 }) { throw error }
-        guard let value = storage.withLock({ $0[key] }) else { throw FetchError.valueNotInCache }
-        return value
+        return storage.withLock({ $0[key] })
     }
 
     func set(_ value: Value, forKey key: Key) async throws {

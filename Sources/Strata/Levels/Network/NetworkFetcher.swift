@@ -114,11 +114,6 @@ public struct HTTPFetcher<Key: HTTPRequestConvertible>: Fetcher {
         self.init(name: name, session: URLSession(configuration: configuration), timeout: timeout)
     }
 
-    public func get(_ key: Key) async throws -> Data {
-        guard let data = try await getIfPresent(key) else { throw FetchError.valueNotInCache }
-        return data
-    }
-
     public func getIfPresent(_ key: Key) async throws -> Data? { try await loader.load(key.urlRequest) }
 }
 

@@ -1,0 +1,47 @@
+/// The contract of a level that wraps one other level (``inner``).
+///
+/// A wrapper implements what it changes and inherits the rest: by default it
+/// takes its inner level's name and forwards ``CacheLevel/clear()``,
+/// ``CacheLevel/onMemoryWarning()`` and ``CacheLevel/waitForPendingWrites()``,
+/// so no wrapper can forget to wait for the back-fills below it. Reads and
+/// writes are never forwarded by default: each wrapper says what it does to them.
+public protocol WrapperLevel: CacheLevel {
+    associatedtype Inner: CacheLevel
+    /// The wrapped level.
+    var inner: Inner { get }
+}
+
+extension WrapperLevel {
+    public var name: String { inner.name }
+    public func clear() async { await inner.clear() }
+    public func onMemoryWarning() async { await inner.onMemoryWarning() }
+    public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
+}
+
+/// Runs `body`; any error but cancellation is rethrown as a ``LevelFailure`` of
+/// `level`. The one place a wrapper turns a closure's error into a level's.
+@inlinable
+func asLevelFailure<T>(
+    _ level: String, _ operation: CacheOperation, key: some Sendable,
+    _ body: () async throws -> T
+) async throws -> T {
+    do { return try await body() } catch {
+        if error is CancellationError || error is LevelFailure { throw error }
+        throw LevelFailure(level: level, operation: operation, key: key, underlying: error)
+    }
+}
+
+/// Runs a transformation on the read path: a ``FetchError`` from it (a
+/// conditioned transformer that declined) is a miss, `nil`; any other error
+/// but cancellation is a ``LevelFailure`` of `level`.
+@inlinable
+func transformedOrMiss<T>(
+    _ level: String, _ operation: CacheOperation, key: some Sendable,
+    _ body: () async throws -> T
+) async throws -> T? {
+    do { return try await body() } catch {
+        if error is FetchError { return nil }
+        if error is CancellationError || error is LevelFailure { throw error }
+        throw LevelFailure(level: level, operation: operation, key: key, underlying: error)
+    }
+}
