@@ -1,39 +1,48 @@
 import Synchronization
 
-/// Orders a composition's back-fills after its writes, per key.
+/// Orders a composition's writes and back-fills, per key.
 ///
-/// The rule: a back-fill may land only if no write to its key (set, remove,
-/// clear, memory warning) through the composition was in progress when the
-/// read it carries began, and none has started since. Keys are hashed onto
-/// stripes; a stripe counts the writes started on it and those still in
-/// progress, and clears move a level-wide epoch.
+/// Two rules keep the levels of a composition from disagreeing:
+/// 1. **Writes to one key are serialised.** Keys are hashed onto stripes; a
+///    set or remove holds its stripe for the whole write (both levels), and a
+///    clear or memory warning holds every stripe. So two concurrent sets of a
+///    key can never leave one value above and the other below.
+/// 2. **A back-fill never undoes a write.** It may land only if no write to its
+///    key was in progress when the read it carries began and none has started
+///    since: each stripe counts the writes started on it, and clears move a
+///    level-wide epoch. A read takes a ``Ticket`` before it asks the lower
+///    level (`nil` when a write is in progress); the back-fill ``land(_:_:)``s
+///    with it, and the check and the upper level's write happen while it holds
+///    the stripe, so either it lands entirely before the next write (which then
+///    overwrites or removes it) or it sees that write and is dropped.
 ///
-/// - A read takes a ``Ticket`` before it asks the lower level (`nil` when a
-///   write is in progress: that read must not back-fill).
-/// - A back-fill ``land(_:_:)``s with its ticket: the check and the upper
-///   level's write happen while the stripe is marked *landing*, and a write
-///   that starts meanwhile waits for the landing to finish before it touches
-///   any level. So either the back-fill lands entirely before the write (which
-///   then overwrites or removes it), or it sees the write and is dropped.
-/// - Writes that do not meet a landing pay two short critical sections; the
-///   hit path never comes here.
+/// An uncontended write pays two short critical sections; the hit path never
+/// comes here.
 @usableFromInline
 final class WriteOrder: Sendable {
-    @usableFromInline static var stripeCount: Int { 64 }
+    @usableFromInline static var stripeCount: Int { 256 }
 
     struct Stripe {
+        /// Writes started on this stripe.
         var started: UInt64 = 0
-        var inProgress = 0
-        var landing = false
+        /// A write or a landing holds the stripe.
+        var held = false
     }
 
     struct State {
         var stripes = [Stripe](repeating: Stripe(), count: WriteOrder.stripeCount)
         var epoch: UInt64 = 0
-        var clearsInProgress = 0
-        var landings = 0
-        /// Writers and back-fills waiting for a landing to finish.
+        /// A clear holds every stripe.
+        var clearing = false
+        /// Stripes held right now.
+        var held = 0
+        /// Writers and back-fills waiting for a stripe to be released.
         var waiters = WaiterQueue<Void>()
+
+        mutating func hold(_ stripe: Int) {
+            stripes[stripe].held = true
+            held += 1
+        }
     }
 
     /// What a read saw before it asked the lower level.
@@ -61,7 +70,8 @@ final class WriteOrder: Sendable {
         let stripe = Self.stripe(of: key)
         return state.withLock { state in
             let s = state.stripes[stripe]
-            guard s.inProgress == 0 && state.clearsInProgress == 0 else { return nil }
+            // A held stripe may be a write in progress: this read must not back-fill.
+            guard !s.held && !state.clearing else { return nil }
             return Ticket(stripe: stripe, started: s.started, epoch: state.epoch)
         }
     }
@@ -71,61 +81,64 @@ final class WriteOrder: Sendable {
     @usableFromInline
     func land(_ ticket: Ticket, _ write: () async throws -> Void) async throws -> Bool {
         let admitted = await whenReady { state -> Bool? in
-            guard !state.stripes[ticket.stripe].landing else { return nil }
             let s = state.stripes[ticket.stripe]
-            guard s.started == ticket.started && s.inProgress == 0 && state.epoch == ticket.epoch
-                    && state.clearsInProgress == 0 else { return false }
-            state.stripes[ticket.stripe].landing = true
-            state.landings += 1
+            guard s.started == ticket.started && state.epoch == ticket.epoch else { return false }
+            guard !s.held && !state.clearing else { return nil }
+            state.hold(ticket.stripe)
             return true
         }
         guard admitted else { return false }
-        defer {
-            let waiters = state.withLock { state in
-                state.stripes[ticket.stripe].landing = false
-                state.landings -= 1
-                return state.waiters.resumeAll()
-            }
-            for waiter in waiters { waiter.resume() }
-        }
+        defer { release(ticket.stripe) }
         try await write()
         return true
     }
 
-    /// Marks a write to `key` as started, after any landing on its stripe has
-    /// finished. Pair with ``endWrite(_:)``.
+    private func release(_ stripe: Int) {
+        let waiters = state.withLock { state in
+            state.stripes[stripe].held = false
+            state.held -= 1
+            return state.waiters.resumeAll()
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Holds `key`'s stripe for a write, once no other write, landing or clear
+    /// holds it, and marks the write as started. Pair with ``endWrite(_:)``.
     @usableFromInline
     func beginWrite(_ key: some Sendable) async -> Int {
         let stripe = Self.stripe(of: key)
-        let marked = state.withLock { state -> Bool in
+        _ = await whenReady { state -> Bool? in
+            guard !state.stripes[stripe].held && !state.clearing else { return nil }
+            state.hold(stripe)
             state.stripes[stripe].started &+= 1
-            state.stripes[stripe].inProgress += 1
-            return !state.stripes[stripe].landing
-        }
-        if !marked {
-            _ = await whenReady { state -> Bool? in state.stripes[stripe].landing ? nil : true }
+            return true
         }
         return stripe
     }
 
     @usableFromInline
-    func endWrite(_ stripe: Int) {
-        state.withLock { $0.stripes[stripe].inProgress -= 1 }
-    }
+    func endWrite(_ stripe: Int) { release(stripe) }
 
-    /// Marks a clear as started, after every landing has finished. Pair with ``endClear()``.
+    /// Holds every stripe for a clear, once no write or landing holds one, and
+    /// invalidates every ticket taken before. Pair with ``endClear()``.
     @usableFromInline
     func beginClear() async {
-        state.withLock { state in
+        _ = await whenReady { state -> Bool? in
+            guard !state.clearing else { return nil }
+            state.clearing = true
             state.epoch &+= 1
-            state.clearsInProgress += 1
+            return true
         }
-        _ = await whenReady { state -> Bool? in state.landings == 0 ? true : nil }
+        _ = await whenReady { state -> Bool? in state.held == 0 ? true : nil }
     }
 
     @usableFromInline
     func endClear() {
-        state.withLock { $0.clearsInProgress -= 1 }
+        let waiters = state.withLock { state in
+            state.clearing = false
+            return state.waiters.resumeAll()
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Runs `attempt` under the lock until it returns a result, parking between

@@ -76,8 +76,15 @@ public final class TestClock: CacheClock {
 
     public func now() -> CacheInstant { CacheInstant(nanosecondsSince1970: nanos.load(ordering: .relaxed)) }
 
-    /// Moves the clock forward.
+    /// Moves the clock forward (saturating at the largest representable instant).
     public func advance(by duration: Duration) {
-        nanos.add(duration.nanoseconds, ordering: .relaxed)
+        var current = nanos.load(ordering: .relaxed)
+        while true {
+            let (sum, overflow) = current.addingReportingOverflow(duration.nanoseconds)
+            let next = overflow ? (duration < .zero ? Int64.min : Int64.max) : sum
+            let (exchanged, original) = nanos.compareExchange(expected: current, desired: next, ordering: .relaxed)
+            if exchanged { return }
+            current = original
+        }
     }
 }
