@@ -124,4 +124,22 @@ import Testing
         await pooled.waitForPendingWrites()
         #expect(memory.callCounts.sets == 1)
     }
+
+    @Test func sharedReadRunsAtTheHighestPriorityOfItsWaiters() async throws {
+        let gate = Gate()
+        let seen = Mutex<TaskPriority?>(nil)
+        let level = BasicFetcher<String, String> { key in
+            try await gate.wait()
+            seen.withLock { $0 = Task.currentPriority }
+            return key
+        }.pooled()
+        let low = Task(priority: .low) { try await level.getIfPresent("k") }
+        #expect(await poll { gate.waiting == 1 })
+        let high = Task(priority: .high) { try await level.getIfPresent("k") }
+        #expect(await poll { level.waiterCount(for: "k") == 2 })
+        gate.open()
+        _ = try await (low.value, high.value)
+        #expect(level.executions == 1)
+        #expect(seen.withLock { $0 }.map { $0 >= .high } == true, "\(String(describing: seen.withLock { $0 }))")
+    }
 }

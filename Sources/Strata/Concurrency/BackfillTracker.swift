@@ -27,23 +27,32 @@ final class BackfillTracker: Sendable {
 
     let state = Mutex(State())
     static let logger = Logger(label: "strata.backfill")
+    /// Back-fills in flight at most; past it a back-fill is dropped and
+    /// counted as skipped (a back-fill only saves a later read, so dropping
+    /// one never changes an answer), so a burst of misses cannot pile up tasks.
+    let limit: Int
 
-    @usableFromInline init() {}
+    @usableFromInline init(limit: Int = 1024) { self.limit = limit }
 
     /// Starts `write` in its own task; the caller does not wait for it. The
     /// write returns `false` when it was skipped (a newer write to the key
     /// won); its failure is logged and counted, never thrown to the caller.
     @usableFromInline
     func start(level: String, key: some Sendable, _ write: @escaping @Sendable () async throws -> Bool) {
-        let sequence = state.withLock { state -> UInt64 in
+        let sequence = state.withLock { state -> UInt64? in
+            guard state.unfinished.count - state.finishedEarly.count < limit else {
+                state.skipped += 1
+                return nil
+            }
             let sequence = state.nextSequence
             state.nextSequence += 1
             state.unfinished.append(sequence)
             return sequence
         }
+        guard let sequence else { return }
         Task {
             do {
-                let landed = try await CacheContext.$isBackfill.withValue(true) { try await write() }
+                let landed = try await CacheContext.$backfill.withValue(true) { try await write() }
                 self.finish(sequence, failed: false, skipped: !landed)
             } catch {
                 Self.logger.warning("back-fill failed", metadata: [
@@ -97,6 +106,7 @@ final class BackfillTracker: Sendable {
         )
     }
 
+    /// `started` counts back-fills that got a task (dropped ones are `skipped`).
     var counts: (started: Int, failed: Int, skipped: Int, pending: Int) {
         state.withLock { state in
             (Int(state.nextSequence), state.failed, state.skipped, state.unfinished.count - state.finishedEarly.count)

@@ -27,6 +27,8 @@ final class WriteOrder: Sendable {
         var started: UInt64 = 0
         /// A write or a landing holds the stripe.
         var held = false
+        /// The holder is a write.
+        var writing = false
     }
 
     struct State {
@@ -70,8 +72,8 @@ final class WriteOrder: Sendable {
         let stripe = Self.stripe(of: key)
         return state.withLock { state in
             let s = state.stripes[stripe]
-            // A held stripe may be a write in progress: this read must not back-fill.
-            guard !s.held && !state.clearing else { return nil }
+            // A write in progress: this read may see either value, so it must not back-fill.
+            guard !s.writing && !state.clearing else { return nil }
             return Ticket(stripe: stripe, started: s.started, epoch: state.epoch)
         }
     }
@@ -96,6 +98,7 @@ final class WriteOrder: Sendable {
     private func release(_ stripe: Int) {
         let waiters = state.withLock { state in
             state.stripes[stripe].held = false
+            state.stripes[stripe].writing = false
             state.held -= 1
             return state.waiters.resumeAll()
         }
@@ -110,6 +113,7 @@ final class WriteOrder: Sendable {
         _ = await whenReady { state -> Bool? in
             guard !state.stripes[stripe].held && !state.clearing else { return nil }
             state.hold(stripe)
+            state.stripes[stripe].writing = true
             state.stripes[stripe].started &+= 1
             return true
         }
