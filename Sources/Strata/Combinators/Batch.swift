@@ -7,26 +7,46 @@ public enum BatchError: Error, Equatable, Sendable {
 extension CacheLevel where Key: Hashable {
     /// The hits among `keys`. Misses and failures are left out; it never throws
     /// for them. At most `maxConcurrency` gets run at once (unbounded if `nil`).
-    /// Duplicate keys are fetched once.
+    /// Duplicate keys are fetched once. Built on
+    /// ``CacheLevel/entries(forKeys:maxConcurrency:)``, so a Redis level answers
+    /// with one `MGET`, and `memory + redis + db` asks Redis only for the keys
+    /// memory lacks and the database only for those Redis lacks.
     public func batchGetSome(_ keys: [Key], maxConcurrency: Int? = nil) async -> [Key: Value] {
         var seen = Set<Key>()
         let unique = keys.filter { seen.insert($0).inserted }
-        let limit = max(1, maxConcurrency ?? unique.count)
-        return await withTaskGroup(of: (Key, Value?).self) { group in
-            var results: [Key: Value] = [:]
-            var next = unique.makeIterator()
-            func addNext() -> Bool {
-                guard let key = next.next() else { return false }
-                group.addTask { (key, try? await self.getIfPresent(key)) }
-                return true
-            }
-            for _ in 0..<limit where !addNext() { break }
-            while let (key, value) = await group.next() {
-                if let value { results[key] = value }
-                _ = addNext()
-            }
-            return results
+        let found = await entries(forKeys: unique, maxConcurrency: maxConcurrency)
+        var results: [Key: Value] = [:]
+        for (key, entry) in zip(unique, found) {
+            if let entry { results[key] = entry.value }
         }
+        return results
+    }
+}
+
+/// Runs `read` for every key, at most `maxConcurrency` at once, and returns the
+/// results in key order.
+func concurrentEntries<Key: Sendable, Value: Sendable>(
+    _ keys: [Key], maxConcurrency: Int?,
+    _ read: @escaping @Sendable (Key) async -> CacheEntry<Value>?
+) async -> [CacheEntry<Value>?] {
+    if keys.isEmpty { return [] }
+    if keys.count == 1 { return [await read(keys[0])] }
+    let limit = max(1, maxConcurrency ?? keys.count)
+    return await withTaskGroup(of: (Int, CacheEntry<Value>?).self) { group in
+        var results = [CacheEntry<Value>?](repeating: nil, count: keys.count)
+        var next = 0
+        func addNext() {
+            guard next < keys.count else { return }
+            let index = next
+            next += 1
+            group.addTask { (index, await read(keys[index])) }
+        }
+        for _ in 0..<min(limit, keys.count) { addNext() }
+        while let (index, entry) = await group.next() {
+            results[index] = entry
+            addNext()
+        }
+        return results
     }
 }
 

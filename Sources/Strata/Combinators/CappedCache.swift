@@ -20,6 +20,12 @@ public struct CappedCache<Inner: CacheLevel>: WrapperLevel {
         try await semaphore.withPermit { try await inner.entry(forKey: key) }
     }
 
+    /// A batch holds one permit.
+    public func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {
+        (try? await semaphore.withPermit { await inner.entries(forKeys: keys, maxConcurrency: maxConcurrency) })
+            ?? [CacheEntry<Value>?](repeating: nil, count: keys.count)
+    }
+
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         try await semaphore.withPermit { try await inner.set(value, forKey: key, expiresAt: expiresAt) }
     }

@@ -57,6 +57,22 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         return try await readLower(key, failures: failures)
     }
 
+    /// Asks `upper` for every key, then `lower` only for the keys `upper`
+    /// lacks (one batch each), and back-fills what `lower` had.
+    public func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {
+        var results = await upper.entries(forKeys: keys, maxConcurrency: maxConcurrency)
+        let missing = results.indices.filter { results[$0] == nil }
+        if missing.isEmpty || Task.isCancelled { return results }
+        let tickets = missing.map { order.beginRead(keys[$0]) }
+        let below = await lower.entries(forKeys: missing.map { keys[$0] }, maxConcurrency: maxConcurrency)
+        for (position, index) in missing.enumerated() {
+            guard let entry = below[position] else { continue }
+            results[index] = entry
+            backfill(entry, forKey: keys[index], ticket: tickets[position])
+        }
+        return results
+    }
+
     /// The miss path: asks `lower`, starts the back-fill, and reports failures.
     @usableFromInline
     func readLower(_ key: Key, failures: [LevelFailure]) async throws -> CacheEntry<Value>? {

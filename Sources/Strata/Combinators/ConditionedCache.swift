@@ -33,6 +33,15 @@ public struct ConditionedCache<Inner: CacheLevel>: WrapperLevel {
         return try await inner.entry(forKey: key)
     }
 
+    public func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {
+        var allowed: [Int] = []
+        for (index, key) in keys.enumerated() where (try? await allows(key)) == true { allowed.append(index) }
+        let found = await inner.entries(forKeys: allowed.map { keys[$0] }, maxConcurrency: maxConcurrency)
+        var results = [CacheEntry<Value>?](repeating: nil, count: keys.count)
+        for (position, index) in allowed.enumerated() { results[index] = found[position] }
+        return results
+    }
+
     public func set(_ value: Value, forKey key: Key) async throws {
         guard try await allows(key) else { return }
         try await inner.set(value, forKey: key)

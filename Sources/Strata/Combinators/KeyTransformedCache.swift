@@ -31,6 +31,17 @@ public struct KeyTransformedCache<Inner: CacheLevel, NewKey: Sendable>: WrapperL
         return try await inner.entry(forKey: innerKey)
     }
 
+    public func entries(forKeys keys: [NewKey], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {
+        var mapped: [(index: Int, key: Inner.Key)] = []
+        for (index, key) in keys.enumerated() {
+            if let innerKey = try? await innerKey(key) { mapped.append((index, innerKey)) }
+        }
+        let found = await inner.entries(forKeys: mapped.map(\.key), maxConcurrency: maxConcurrency)
+        var results = [CacheEntry<Value>?](repeating: nil, count: keys.count)
+        for (position, item) in mapped.enumerated() { results[item.index] = found[position] }
+        return results
+    }
+
     public func set(_ value: Value, forKey key: NewKey) async throws {
         guard let innerKey = try await innerKey(key) else { return }
         try await inner.set(value, forKey: innerKey)

@@ -66,6 +66,11 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
         )
     }
 
+    /// Batches pass straight through (they are not shared with single gets).
+    public func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {
+        await inner.entries(forKeys: keys, maxConcurrency: maxConcurrency)
+    }
+
     private enum Joined {
         case cancelled
         case waiting(escalate: Task<Void, Never>?)

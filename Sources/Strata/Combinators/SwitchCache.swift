@@ -37,6 +37,19 @@ where A.Key == B.Key, A.Value == B.Value {
         }
     }
 
+    /// Each lane answers its own keys in one batch.
+    public func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {
+        let lanes = keys.indices.map { choose(keys[$0]) }
+        let aIndices = keys.indices.filter { lanes[$0] == .cacheA }
+        let bIndices = keys.indices.filter { lanes[$0] == .cacheB }
+        async let a = cacheA.entries(forKeys: aIndices.map { keys[$0] }, maxConcurrency: maxConcurrency)
+        async let b = cacheB.entries(forKeys: bIndices.map { keys[$0] }, maxConcurrency: maxConcurrency)
+        var results = [CacheEntry<Value>?](repeating: nil, count: keys.count)
+        for (position, index) in aIndices.enumerated() { results[index] = await a[position] }
+        for (position, index) in bIndices.enumerated() { results[index] = await b[position] }
+        return results
+    }
+
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         switch choose(key) {
         case .cacheA: try await cacheA.set(value, forKey: key, expiresAt: expiresAt)

@@ -41,6 +41,20 @@ public struct ValueTransformedCache<Inner: CacheLevel, NewValue: Sendable>: Wrap
         return value.map { CacheEntry(value: $0, expiresAt: entry.expiresAt) }
     }
 
+    public func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<NewValue>?] {
+        let found = await inner.entries(forKeys: keys, maxConcurrency: maxConcurrency)
+        var results = [CacheEntry<NewValue>?](repeating: nil, count: keys.count)
+        for (index, entry) in found.enumerated() {
+            guard let entry else { continue }
+            let key = keys[index]
+            let value = try? await transformedOrMiss(inner.name, .transformValue, key: key) {
+                try await forward(key, entry.value)
+            }
+            if let value { results[index] = CacheEntry(value: value, expiresAt: entry.expiresAt) }
+        }
+        return results
+    }
+
     public func set(_ value: NewValue, forKey key: Key) async throws {
         try await set(value, forKey: key, expiresAt: nil)
     }

@@ -11,6 +11,7 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
 
     @usableFromInline let getIfPresentClosure: GetIfPresent
     @usableFromInline let entryClosure: (@Sendable (Key) async throws -> CacheEntry<Value>?)?
+    @usableFromInline let entriesClosure: (@Sendable ([Key], Int?) async -> [CacheEntry<Value>?])?
     @usableFromInline let setClosure: Store
     @usableFromInline let setExpiringClosure: (@Sendable (Value, Key, CacheInstant?) async throws -> Void)?
     @usableFromInline let removeClosure: Remove
@@ -28,7 +29,7 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
         clear: @escaping Action,
         onMemoryWarning: @escaping Action
     ) {
-        self.init(name: name, getIfPresent: getIfPresent, entry: nil, set: set, setExpiring: nil, remove: remove,
+        self.init(name: name, getIfPresent: getIfPresent, entry: nil, entries: nil, set: set, setExpiring: nil, remove: remove,
                   clear: clear, onMemoryWarning: onMemoryWarning, waitForPendingWrites: nil)
     }
 
@@ -49,12 +50,14 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     @usableFromInline
     init(name: String, getIfPresent: @escaping GetIfPresent,
          entry: (@Sendable (Key) async throws -> CacheEntry<Value>?)?,
+         entries: (@Sendable ([Key], Int?) async -> [CacheEntry<Value>?])?,
          set: @escaping Store, setExpiring: (@Sendable (Value, Key, CacheInstant?) async throws -> Void)?,
          remove: @escaping Remove, clear: @escaping Action, onMemoryWarning: @escaping Action,
          waitForPendingWrites: Action?) {
         self.name = name
         self.getIfPresentClosure = getIfPresent
         self.entryClosure = entry
+        self.entriesClosure = entries
         self.setClosure = set
         self.setExpiringClosure = setExpiring
         self.removeClosure = remove
@@ -68,6 +71,11 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     @inlinable public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         if let entryClosure { return try await entryClosure(key) }
         return try await getIfPresentClosure(key).map { CacheEntry(value: $0) }
+    }
+
+    public func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {
+        if let entriesClosure { return await entriesClosure(keys, maxConcurrency) }
+        return await concurrentEntries(keys, maxConcurrency: maxConcurrency) { try? await self.entry(forKey: $0) }
     }
 
     @inlinable public func set(_ value: Value, forKey key: Key) async throws { try await setClosure(value, key) }
@@ -123,6 +131,7 @@ extension CacheLevel {
             name: name,
             getIfPresent: { try await self.getIfPresent($0) },
             entry: { try await self.entry(forKey: $0) },
+            entries: { await self.entries(forKeys: $0, maxConcurrency: $1) },
             set: { try await self.set($0, forKey: $1) },
             setExpiring: { try await self.set($0, forKey: $1, expiresAt: $2) },
             remove: { try await self.remove($0) },

@@ -28,6 +28,14 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// Default: ``getIfPresent(_:)`` with no expiry.
     func entry(forKey key: Key) async throws -> CacheEntry<Value>?
 
+    /// The entries for `keys`, in the same order: `nil` for a miss **or a
+    /// failure** (a batch read is best effort). At most `maxConcurrency` reads
+    /// run at once (`nil`: unbounded). Levels that can fetch many keys in one
+    /// round trip (Redis `MGET`) implement it; compositions ask each level only
+    /// for the keys still missing. Default: ``entry(forKey:)`` per key,
+    /// concurrently.
+    func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?]
+
     /// Stores `value` for `key`.
     func set(_ value: Value, forKey key: Key) async throws
 
@@ -85,6 +93,10 @@ extension CacheLevel {
     @inlinable
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         try await set(value, forKey: key)
+    }
+
+    public func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {
+        await concurrentEntries(keys, maxConcurrency: maxConcurrency) { try? await self.entry(forKey: $0) }
     }
 
     /// Stores `value` expiring `ttl` from now (system clock). Levels with an

@@ -98,6 +98,9 @@ public struct ExpiringCache<Inner: CacheLevel>: WrapperLevel {
 
     public func getIfPresent(_ key: Key) async throws -> Value? { try await inner.getIfPresent(key) }
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? { try await inner.entry(forKey: key) }
+    public func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {
+        await inner.entries(forKeys: keys, maxConcurrency: maxConcurrency)
+    }
     public func set(_ value: Value, forKey key: Key) async throws {
         try await inner.set(value, forKey: key, expiresAt: try expiry.deadline(from: clock.now()))
     }

@@ -32,6 +32,21 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
         try await measuredGet(key) { try await inner.entry(forKey: key) }
     }
 
+    /// A batch counts one get per key (hits and misses apart) and records its
+    /// latency once; it stays one batch for the level below.
+    public func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {
+        let start = ContinuousClock.now
+        let found = await inner.entries(forKeys: keys, maxConcurrency: maxConcurrency)
+        let elapsed = ContinuousClock.now - start
+        let hits = found.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
+        statistics.gets.add(keys.count, ordering: .relaxed)
+        statistics.hits.add(hits, ordering: .relaxed)
+        statistics.misses.add(keys.count - hits, ordering: .relaxed)
+        statistics.getLatency.record(elapsed)
+        for (key, entry) in zip(keys, found) { report(.get, entry == nil ? .miss : .hit, key, elapsed, nil) }
+        return found
+    }
+
     /// Counts and times one read; `read` returns `nil` on a miss.
     @inlinable
     func measuredGet<T>(_ key: Key, _ read: () async throws -> T?) async throws -> T? {
