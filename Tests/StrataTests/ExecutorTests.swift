@@ -54,3 +54,15 @@ actor Caller {
         #expect(control >= 50)
     }
 }
+
+@Suite struct ConcurrentLevelTests {
+    @Test func concurrentRunsABlockingFetcherOffTheCallersExecutor() async throws {
+        let caller = Caller()
+        let origin = BasicFetcher<String, String> { "v:\($0)" }
+        let keys = (0..<50).map { "c\($0)" }
+        // Without it, the closure runs on the caller's executor through every wrapper...
+        #expect(try await caller.getMany(origin.capRequests(2).conditioned { _ in true }.normalize(), keys: keys) == 0)
+        // ...with it, each call leaves the caller's executor (and comes back once).
+        #expect(try await caller.getMany(origin.concurrent(), keys: keys) >= keys.count)
+    }
+}
