@@ -2,7 +2,8 @@
 public enum FetchError: Error, Equatable, Hashable, Sendable {
     /// No level had a value for the key.
     case valueNotInCache
-    /// A condition skipped the level for this key. Composition treats it as a miss.
+    /// A conditioned transformer declined its input. Levels turn it into a
+    /// miss (`nil` from `getIfPresent`); callers of a level never see it.
     case conditionNotSatisfied
 
     /// `true` for both cases: a composition falls through to the next level.
