@@ -65,6 +65,11 @@ public struct AllBatchCache<Inner: CacheLevel>: WrapperLevel {
         self.maxConcurrency = maxConcurrency
     }
 
+    /// A changed key may be in any batch: reported as ``CacheInvalidation/all``.
+    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<[Inner.Key]>) async -> Void) {
+        inner.addInvalidationListener { _ in await listener(.all) }
+    }
+
     public func getIfPresent(_ keys: [Inner.Key]) async throws -> [Inner.Value]? {
         do {
             return try await forEachKey(keys) { index in

@@ -16,6 +16,12 @@
 ///   keeps no older value**: its entry for the key is removed (best effort), so
 ///   no later get can be answered with the value the set replaced.
 /// - Clear and memory warnings reach both levels.
+/// - **Invalidations from below drop what is above.** The composition registers
+///   with `lower` (``CacheLevel/addInvalidationListener(_:)``): when a level
+///   over a shared store reports that someone else changed a key, the key is
+///   removed from `upper` (and a back-fill of it in flight is dropped); when it
+///   reports that anything may have changed, `upper` is cleared. Counted in
+///   ``invalidationsApplied``.
 public struct ComposedCache<Upper: CacheLevel, Lower: CacheLevel>: CacheLevel
 where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     public typealias Key = Upper.Key
@@ -25,10 +31,25 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     public let lower: Lower
     @usableFromInline let backfills = BackfillTracker()
     @usableFromInline let order = WriteOrder()
+    @usableFromInline let invalidations = EventCount()
 
     public init(_ upper: Upper, _ lower: Lower) {
         self.upper = upper
         self.lower = lower
+        let order = self.order, invalidations = self.invalidations
+        lower.addInvalidationListener { [upper] invalidation in
+            invalidations.increment()
+            switch invalidation {
+            case .key(let key):
+                let stripe = await order.beginWrite(key)
+                defer { order.endWrite(stripe) }
+                _ = await attempt { try await upper.remove(key) }
+            case .all:
+                await order.beginClear()
+                defer { order.endClear() }
+                await upper.clear()
+            }
+        }
     }
 
     public var name: String { "\(upper.name) + \(lower.name)" }
@@ -166,6 +187,12 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         _ = await (top, bottom)
     }
 
+    /// A change to either level reported by its store is a change to this one.
+    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
+        upper.addInvalidationListener(listener)
+        lower.addInvalidationListener(listener)
+    }
+
     public func waitForPendingWrites() async {
         await backfills.waitUntilIdle()
         await upper.waitForPendingWrites()
@@ -178,6 +205,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     public var backfillFailures: Int { backfills.counts.failed }
     /// Back-fills dropped because a write to their key got in first.
     public var backfillsSkipped: Int { backfills.counts.skipped }
+    /// Invalidations reported by `lower` and applied to `upper`.
+    public var invalidationsApplied: Int { invalidations.value }
 
     private static func collect(_ operation: CacheOperation, key: Key, _ results: (String, (any Error)?)...) throws {
         var failures: [LevelFailure] = []

@@ -42,6 +42,12 @@ public struct KeyTransformedCache<Inner: CacheLevel, NewKey: Sendable>: WrapperL
         return results
     }
 
+    /// The inner key of a change cannot be mapped back to this level's key, so
+    /// a changed inner key is reported as ``CacheInvalidation/all``.
+    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<NewKey>) async -> Void) {
+        inner.addInvalidationListener { _ in await listener(.all) }
+    }
+
     public func set(_ value: Value, forKey key: NewKey) async throws {
         guard let innerKey = try await innerKey(key) else { return }
         try await inner.set(value, forKey: innerKey)

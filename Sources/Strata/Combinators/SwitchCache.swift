@@ -83,6 +83,11 @@ where A.Key == B.Key, A.Value == B.Value {
         _ = await (a, b)
     }
 
+    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
+        cacheA.addInvalidationListener(listener)
+        cacheB.addInvalidationListener(listener)
+    }
+
     public func waitForPendingWrites() async {
         await cacheA.waitForPendingWrites()
         await cacheB.waitForPendingWrites()

@@ -13,6 +13,9 @@ public struct TransformedFetcher<Inner: CacheLevel, NewValue: Sendable>: Fetcher
 
     public var name: String { inner.name }
     public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
+    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
+        inner.addInvalidationListener(listener)
+    }
 
     public func getIfPresent(_ key: Key) async throws -> NewValue? {
         guard let value = try await inner.getIfPresent(key) else { return nil }

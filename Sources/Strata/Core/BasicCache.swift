@@ -18,6 +18,7 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     @usableFromInline let clearClosure: Action
     @usableFromInline let memoryWarningClosure: Action
     @usableFromInline let pendingWritesClosure: Action?
+    @usableFromInline let listenClosure: (@Sendable (@escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> Void)?
     public let name: String
 
     /// A level from closures; `getIfPresent` returns `nil` on a miss.
@@ -30,7 +31,7 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
         onMemoryWarning: @escaping Action
     ) {
         self.init(name: name, getIfPresent: getIfPresent, entry: nil, entries: nil, set: set, setExpiring: nil, remove: remove,
-                  clear: clear, onMemoryWarning: onMemoryWarning, waitForPendingWrites: nil)
+                  clear: clear, onMemoryWarning: onMemoryWarning, waitForPendingWrites: nil, listen: nil)
     }
 
     /// A level from closures, Carlos's form: `get` throws
@@ -53,7 +54,8 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
          entries: (@Sendable ([Key], Int?) async -> [CacheEntry<Value>?])?,
          set: @escaping Store, setExpiring: (@Sendable (Value, Key, CacheInstant?) async throws -> Void)?,
          remove: @escaping Remove, clear: @escaping Action, onMemoryWarning: @escaping Action,
-         waitForPendingWrites: Action?) {
+         waitForPendingWrites: Action?,
+         listen: (@Sendable (@escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> Void)?) {
         self.name = name
         self.getIfPresentClosure = getIfPresent
         self.entryClosure = entry
@@ -64,6 +66,7 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
         self.clearClosure = clear
         self.memoryWarningClosure = onMemoryWarning
         self.pendingWritesClosure = waitForPendingWrites
+        self.listenClosure = listen
     }
 
     @inlinable public func getIfPresent(_ key: Key) async throws -> Value? { try await getIfPresentClosure(key) }
@@ -89,6 +92,9 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     @inlinable public func clear() async { await clearClosure() }
     @inlinable public func onMemoryWarning() async { await memoryWarningClosure() }
     public func waitForPendingWrites() async { await pendingWritesClosure?() }
+    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
+        listenClosure?(listener)
+    }
 }
 
 /// A read-only level from a closure.
@@ -137,7 +143,8 @@ extension CacheLevel {
             remove: { try await self.remove($0) },
             clear: { await self.clear() },
             onMemoryWarning: { await self.onMemoryWarning() },
-            waitForPendingWrites: { await self.waitForPendingWrites() }
+            waitForPendingWrites: { await self.waitForPendingWrites() },
+            listen: { self.addInvalidationListener($0) }
         )
     }
 }

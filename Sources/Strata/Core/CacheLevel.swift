@@ -59,6 +59,13 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// Returns once the background writes this level started (back-fills of a
     /// composition) have finished. Wrappers forward it; plain levels return at once.
     func waitForPendingWrites() async
+
+    /// Registers `listener` for changes made to this level's store by others.
+    /// A level over a shared store (Redis) reports them; wrappers and
+    /// compositions pass the registration on to the levels they hold, and every
+    /// composition registers itself with its lower level so that it drops an
+    /// invalidated key from the levels above. Default: nothing is reported.
+    func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void)
 }
 
 /// A value read from a level together with its expiry.
@@ -109,6 +116,8 @@ extension CacheLevel {
     public var name: String { defaultLevelName(Self.self) }
 
     public func waitForPendingWrites() async {}
+
+    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {}
 }
 
 /// A short name for a level type: the type name without its generic arguments.

@@ -18,6 +18,13 @@ extension WrapperLevel {
     public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
 }
 
+extension WrapperLevel where Key == Inner.Key {
+    /// Invalidations of the inner level's keys are this level's keys.
+    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
+        inner.addInvalidationListener(listener)
+    }
+}
+
 /// Runs `body`; any error but cancellation is rethrown as a ``LevelFailure`` of
 /// `level`. The one place a wrapper turns a closure's error into a level's.
 @inlinable

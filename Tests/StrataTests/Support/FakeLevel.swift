@@ -14,6 +14,7 @@ final class FakeLevel<Key: Hashable & Sendable, Value: Sendable>: CacheLevel {
     private let getFailure = Mutex<(any Error)?>(nil)
     private let setFailure = Mutex<(any Error)?>(nil)
     private let gate = Mutex<Gate?>(nil)
+    let listeners = InvalidationListeners<Key>()
 
     init(name: String, _ initial: [Key: Value] = [:]) {
         self.name = name
@@ -26,12 +27,33 @@ final class FakeLevel<Key: Hashable & Sendable, Value: Sendable>: CacheLevel {
     func failSets(with error: (any Error)?) { setFailure.withLock { $0 = error } }
     /// Gets wait on `gate` before answering.
     func holdGets(on gate: Gate?) { self.gate.withLock { $0 = gate } }
+    /// Held gets read their value before waiting (a reply already on its way).
+    func readBeforeHolding(_ flag: Bool) { readsFirst.withLock { $0 = flag } }
+    private let readsFirst = Mutex(false)
+
+    func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
+        listeners.add(listener)
+    }
+
+    /// Another client of the shared store writes `value` (or removes the key)
+    /// and the store reports it.
+    func changeElsewhere(_ key: Key, to value: Value?) async {
+        storage.withLock { $0[key] = value }
+        await listeners.publish(.key(key))
+    }
+
+    /// The store is flushed by someone else (or contact with it was lost).
+    func flushElsewhere() async {
+        storage.withLock { $0.removeAll() }
+        await listeners.publish(.all)
+    }
 
     func getIfPresent(_ key: Key) async throws -> Value? {
         calls.withLock { $0.gets += 1 }
+        let early = readsFirst.withLock { $0 } ? storage.withLock({ $0[key] }) : nil
         if let gate = gate.withLock({ $0 }) { try await gate.wait() }
         if let error = getFailure.withLock({ $0 }) { throw error }
-        return storage.withLock({ $0[key] })
+        return early ?? storage.withLock({ $0[key] })
     }
 
     func set(_ value: Value, forKey key: Key) async throws {

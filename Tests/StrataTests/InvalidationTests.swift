@@ -1,0 +1,83 @@
+import Strata
+import Testing
+
+/// A shared level's reports of changes made elsewhere drop the key from every
+/// level above it, through wrappers and nested compositions (issue 9, core).
+@Suite struct InvalidationTests {
+    @Test func aKeyChangedElsewhereIsDroppedFromTheLevelAbove() async throws {
+        let memory = MemoryCacheLevel<String, Int>(capacity: 1 << 20)
+        let shared = FakeLevel<String, Int>(name: "shared", ["user:7": 1])
+        let cache = memory + shared
+        #expect(try await cache.get("user:7") == 1)
+        await cache.waitForPendingWrites()
+        #expect(memory.value(forKey: "user:7") == 1)
+
+        await shared.changeElsewhere("user:7", to: 2)
+        #expect(memory.value(forKey: "user:7") == nil)
+        #expect(try await cache.get("user:7") == 2)
+        #expect(cache.invalidationsApplied == 1)
+    }
+
+    @Test func aFlushElsewhereClearsTheLevelsAbove() async throws {
+        let memory = MemoryCacheLevel<String, Int>(capacity: 1 << 20)
+        let shared = FakeLevel<String, Int>(name: "shared")
+        let cache = memory + shared
+        for i in 0..<10 { try await cache.set(i, forKey: "k\(i)") }
+        await shared.flushElsewhere()
+        #expect(memory.count == 0)
+        await #expect(throws: FetchError.valueNotInCache) { try await cache.get("k3") }
+    }
+
+    @Test func invalidationsReachEveryLevelAboveThroughNestingAndWrappers() async throws {
+        let top = MemoryCacheLevel<String, Int>(capacity: 1 << 20)
+        let middle = MemoryCacheLevel<String, Int>(capacity: 1 << 20)
+        let shared = FakeLevel<String, Int>(name: "shared", ["a": 1])
+        // Right-nested, left-nested and with wrappers in between.
+        let right = top + (middle.conditioned { _ in true } + shared.mapValues({ $0 }, inverse: { $0 }))
+        #expect(try await right.get("a") == 1)
+        await right.waitForPendingWrites()
+        #expect(top.value(forKey: "a") == 1 && middle.value(forKey: "a") == 1)
+        await shared.changeElsewhere("a", to: 5)
+        #expect(top.value(forKey: "a") == nil && middle.value(forKey: "a") == nil)
+
+        let top2 = MemoryCacheLevel<String, Int>(capacity: 1 << 20)
+        let middle2 = MemoryCacheLevel<String, Int>(capacity: 1 << 20)
+        let shared2 = FakeLevel<String, Int>(name: "shared2", ["b": 1])
+        let left = (top2 + middle2).normalize() + shared2
+        #expect(try await left.get("b") == 1)
+        await left.waitForPendingWrites()
+        await shared2.changeElsewhere("b", to: nil)
+        #expect(top2.value(forKey: "b") == nil && middle2.value(forKey: "b") == nil)
+        await #expect(throws: FetchError.valueNotInCache) { try await left.get("b") }
+    }
+
+    @Test func anInvalidationDuringAReadDropsItsBackfill() async throws {
+        let memory = MemoryCacheLevel<String, Int>(capacity: 1 << 20)
+        let shared = FakeLevel<String, Int>(name: "shared", ["k": 1])
+        let cache = memory + shared
+        let gate = Gate()
+        shared.holdGets(on: gate)
+        shared.readBeforeHolding(true)
+        async let read = cache.get("k")
+        #expect(await poll { shared.callCounts.gets == 1 }, "the read reaches the shared level")
+        // Another client changes the key while our read of the old value is in flight.
+        await shared.changeElsewhere("k", to: 2)
+        gate.open()
+        #expect(try await read == 1)  // the answer of a read that began before the change
+        await cache.waitForPendingWrites()
+        #expect(memory.value(forKey: "k") == nil, "a back-fill of the old value landed after the invalidation")
+        shared.holdGets(on: nil)
+        #expect(try await cache.get("k") == 2)
+    }
+
+    @Test func aKeyMappedLevelReportsAnyChangeAsEverything() async throws {
+        let memory = MemoryCacheLevel<Int, Int>(capacity: 1 << 20)
+        let shared = FakeLevel<String, Int>(name: "shared", ["1": 1])
+        let cache = memory + shared.mapKeys { (key: Int) in String(key) }
+        #expect(try await cache.get(1) == 1)
+        try await cache.set(2, forKey: 2)
+        await shared.changeElsewhere("1", to: 3)
+        #expect(memory.count == 0)
+        #expect(try await cache.get(1) == 3)
+    }
+}
