@@ -5,6 +5,8 @@ public enum MemoryCacheError: Error, Equatable, Sendable {
     /// The value alone costs more than the whole capacity; it was not stored
     /// (an earlier value for the key, if any, is kept).
     case valueTooLarge(cost: Int, capacity: Int)
+    /// The cost closure returned a negative cost; the value was not stored.
+    case negativeCost(cost: Int)
 }
 
 /// An in-memory level with a byte capacity, an optional count limit, LRU
@@ -112,6 +114,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     @inlinable
     public func store(_ value: Value, forKey key: Key, expiresAt: CacheInstant? = nil) throws {
         let cost = costOf(value)
+        guard cost >= 0 else { throw MemoryCacheError.negativeCost(cost: cost) }
         guard cost <= capacity else { throw MemoryCacheError.valueTooLarge(cost: cost, capacity: capacity) }
         let deadline = expiresAt ?? defaultTTL.map { clock.now().advanced(by: $0) }
         let hashed = HashedKey(key)
