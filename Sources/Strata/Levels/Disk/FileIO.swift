@@ -122,6 +122,48 @@ enum FileIO {
         return fsync(fd) == 0 ? nil : errno
     }
 
+    enum UnlinkOutcome: Equatable {
+        /// The file held the expected version and is gone.
+        case deleted
+        /// Nothing was there.
+        case gone
+        /// Another version is there now; it was left (or put back) in place.
+        case replaced
+        /// It could not be checked or moved; it was left in place.
+        case failed
+    }
+
+    /// Deletes the file at `path` only if it holds `expected`.
+    ///
+    /// The caller keeps its own process's writers of `path` out meanwhile. The
+    /// file is checked, renamed to a private temporary name, and checked
+    /// again there: if another process renamed a new version in between, that
+    /// version is put back (unless a still newer one is already in place).
+    static func unlinkIfUnchanged(_ path: String, expected: EntryFingerprint, directory: String) -> UnlinkOutcome {
+        switch FileIO.readPrefix(path, count: DiskEntryHeader.size) {
+        case .vanished: return .gone
+        case .unreadable: return .failed
+        case .bytes(let prefix, let size):
+            guard EntryFingerprint(prefix: prefix, size: size) == expected else { return .replaced }
+        }
+        let trash = directory + "/" + temporaryName()
+        if rename(path, trash) != 0 { return errno == ENOENT ? .gone : .failed }
+        if EntryFingerprint.ofFile(trash) == expected {
+            unlink(trash)
+            return .deleted
+        }
+        // Another process replaced it between the check and the rename: put
+        // its version back, unless an even newer one has arrived since.
+        if link(trash, path) == 0 || errno == EEXIST {
+            unlink(trash)
+        } else if access(path, F_OK) != 0 && errno == ENOENT {
+            rename(trash, path)
+        } else {
+            unlink(trash)
+        }
+        return .replaced
+    }
+
     /// `.tmp-<pid>-<random>`: the pid lets a later process tell a dead
     /// writer's leftovers from a live writer's file in progress.
     static func temporaryName() -> String {
@@ -160,6 +202,12 @@ enum FileIO {
         guard stat(path, &info) == 0 else { return errno }
         guard (info.st_mode & S_IFMT) == S_IFDIR else { return ENOTDIR }
         return access(path, W_OK | X_OK) == 0 ? nil : errno
+    }
+
+    /// Whether `path` exists as a directory.
+    static func directoryExists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     static func listDirectory(_ path: String) -> [String] {
