@@ -159,9 +159,12 @@ import Glibc
         #expect(!stored.isEmpty)
         for (i, key) in stored.enumerated() { #expect(try await level.get(key) == bytes(8000, UInt8(i))) }
         #expect(!dir.files().contains { $0.hasPrefix(".tmp-") }, "the failed write's temporary file is gone")
-        // Overwriting an existing key on a full disk keeps the old value.
+        // Overwriting an existing key on a full disk fails and drops the old
+        // value (a failed set never leaves the value it replaced readable);
+        // every other entry is kept.
         await #expect(throws: DiskCacheError.self) { try await level.set(bytes(30000), forKey: stored[0]) }
-        #expect(try await level.get(stored[0]) == bytes(8000, 0))
+        #expect(try await level.getIfPresent(stored[0]) == nil)
+        for (i, key) in stored.enumerated().dropFirst() { #expect(try await level.get(key) == bytes(8000, UInt8(i))) }
     }
 
     @Test func valueLargerThanCapacityIsRejected() async throws {

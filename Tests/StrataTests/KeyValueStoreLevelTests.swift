@@ -2,6 +2,9 @@ import Foundation
 import Strata
 import StrataTestSupport
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite struct KeyValueStoreLevelTests {
     @Test func persistsRemovesFromItsOwnDomainAndSurvivesRestart() async throws {
@@ -65,5 +68,72 @@ import Testing
         try await level.set("x", forKey: Data([0, 0xFF, 0x2F]))
         #expect(try await level.get(Data([0, 0xFF, 0x2F])) == "x")
         #expect(dir.files() == [".._escape.plist"])
+    }
+}
+
+/// A key-value store never loses its domain file to a failed read, keeps
+/// every corrupt file it moves aside, and keeps its files private.
+@Suite struct KeyValueStoreLevelSafetyTests {
+    func mode(_ path: String) -> mode_t {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return 0 }
+        return info.st_mode & 0o777
+    }
+
+    @Test func failedReadThrowsAndNeverOverwritesTheDomainFile() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let file = dir.path + "/settings.plist"
+        do {
+            let writer = try KeyValueStoreLevel<String, String>(name: "settings", directory: dir.url)
+            try await writer.set("dark", forKey: "theme")
+            try await writer.set("en", forKey: "language")
+        }
+        let original = try #require(FileManager.default.contents(atPath: file))
+        let level = try KeyValueStoreLevel<String, String>(name: "settings", directory: dir.url)
+        // A read that really fails, even as root: the path is briefly a directory (EISDIR).
+        try FileManager.default.moveItem(atPath: file, toPath: file + ".saved")
+        try FileManager.default.createDirectory(atPath: file, withIntermediateDirectories: false)
+
+        await #expect(throws: DiskCacheError.readFailed(path: file, errno: EISDIR)) {
+            try await level.getIfPresent("theme")
+        }
+        await #expect(throws: DiskCacheError.readFailed(path: file, errno: EISDIR)) {
+            try await level.set("light", forKey: "theme")
+        }
+        #expect(!level.isLoaded, "a failed read is not cached as an empty domain")
+
+        try FileManager.default.removeItem(atPath: file)
+        try FileManager.default.moveItem(atPath: file + ".saved", toPath: file)
+        #expect(FileManager.default.contents(atPath: file) == original)
+        try await level.set("fr", forKey: "language")  // the next operation reads again
+        #expect(try await level.get("theme") == "dark")
+        let reopened = try KeyValueStoreLevel<String, String>(name: "settings", directory: dir.url)
+        #expect(try await reopened.get("theme") == "dark")
+        #expect(try await reopened.get("language") == "fr")
+    }
+
+    @Test func corruptFilesInTheSameSecondGetAsideFilesOfTheirOwn() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let clock = TestClock()  // never moves: both happen in the same second
+        let level = try KeyValueStoreLevel<String, String>(name: "prefs", directory: dir.url, clock: clock)
+        let first = Data("first garbage".utf8), second = Data("second garbage".utf8)
+        _ = FileManager.default.createFile(atPath: dir.path + "/prefs.plist", contents: first)
+        #expect(try await level.getIfPresent("k") == nil)
+        await level.onMemoryWarning()
+        _ = FileManager.default.createFile(atPath: dir.path + "/prefs.plist", contents: second)
+        #expect(try await level.getIfPresent("k") == nil)
+        let asides = dir.files().filter { $0.hasPrefix("prefs.plist.corrupt-") }
+        #expect(asides.count == 2)
+        let kept = Set(asides.compactMap { FileManager.default.contents(atPath: dir.path + "/" + $0) })
+        #expect(kept == [first, second])
+    }
+
+    @Test func filesAndDirectoriesItCreatesArePrivate() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let store = dir.url.appendingPathComponent("kv")
+        let level = try KeyValueStoreLevel<String, String>(name: "tokens", directory: store)
+        try await level.set("secret", forKey: "alice")
+        #expect(mode(store.path) == 0o700)
+        #expect(mode(store.path + "/tokens.plist") == 0o600)
     }
 }

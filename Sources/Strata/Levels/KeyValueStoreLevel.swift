@@ -3,6 +3,8 @@ import Logging
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A small persistent named domain (the Linux counterpart of Carlos's
@@ -11,10 +13,15 @@ import Glibc
 ///
 /// - `remove` removes from this domain's file (Carlos removed from the wrong place).
 /// - `onMemoryWarning` drops the soft copy only; the next read reloads the file.
-/// - Every write rewrites the file atomically (temporary file + rename), so it
-///   suits small domains (settings, tokens, feature data), not bulk data.
-/// - A file that cannot be read as a domain is moved aside to
-///   `<name>.plist.corrupt-<time>` (never overwritten) and the domain starts empty.
+/// - Every write rewrites the file durably (temporary file, fsync, rename,
+///   fsync of the directory), so it suits small domains (settings, tokens,
+///   feature data), not bulk data. Files are created 0600, directories 0700.
+/// - Only a missing file is an empty domain. Any other read failure throws
+///   ``DiskCacheError/readFailed(path:errno:)`` from the operation and leaves
+///   the file as it is; the next operation reads it again.
+/// - A file that reads but is not a domain is moved aside to
+///   `<name>.plist.corrupt-<seconds>` (`-1`, `-2`, … when taken; aside files
+///   never overwrite each other) and the domain starts empty.
 /// - Keys are stored by their bytes (base64), so any key is safe.
 public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>: ExpirableCacheLevel {
     struct Entry: Codable {
@@ -33,7 +40,8 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
 
     /// - Parameters:
     ///   - name: the domain; also the file name.
-    ///   - directory: where the domain file lives (default `$XDG_CACHE_HOME/strata`).
+    ///   - directory: where the domain file lives (default `$XDG_CACHE_HOME/strata`;
+    ///     created 0700 if missing).
     public init(name: String, directory: URL? = nil, codec: CacheCodec<Value>, defaultTTL: Duration? = nil,
                 clock: any CacheClock = SystemClock()) throws {
         let directory = directory ?? DiskCacheLevel<String, Data>.defaultDirectory(name: "kv").deletingLastPathComponent()
@@ -50,36 +58,67 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
 
     static func storageKey(_ key: Key) -> String { Data(key.cacheKeyBytes).base64EncodedString() }
 
-    /// The domain, from the soft copy or the file.
-    private func domain() -> [String: Entry] {
+    /// The domain, from the soft copy or the file; a failed read is not cached.
+    private func domain() throws -> [String: Entry] {
         if let copy = soft.withLock({ $0 }) { return copy }
-        let loaded = load()
-        soft.withLock { if $0 == nil { $0 = loaded } }
-        return soft.withLock { $0 } ?? loaded
+        let loaded = try load()
+        return soft.withLock { copy in
+            if copy == nil { copy = loaded }
+            return copy ?? loaded
+        }
     }
 
-    private func load() -> [String: Entry] {
-        guard let data = FileManager.default.contents(atPath: file.path) else { return [:] }
+    private func load() throws -> [String: Entry] {
+        let data: Data
+        switch FileIO.readFile(file.path) {
+        case .notFound: return [:]
+        case .failed(let code): throw DiskCacheError.readFailed(path: file.path, errno: code)
+        case .bytes(let bytes): data = bytes
+        }
         do {
             return try PropertyListDecoder().decode([String: Entry].self, from: data)
         } catch {
-            let aside = file.path + ".corrupt-\(Int(Date().timeIntervalSince1970))"
-            rename(file.path, aside)
+            let aside = try moveAside()
             logger.warning("unreadable domain file moved aside", metadata: ["file": "\(file.path)", "to": "\(aside)"])
             return [:]
         }
+    }
+
+    /// Moves the domain file to a fresh `<file>.corrupt-<seconds>[-n]`; returns
+    /// that path. The name is reserved first (created exclusively), so the
+    /// rename never replaces another aside file.
+    private func moveAside() throws -> String {
+        let base = file.path + ".corrupt-\(clock.now().nanosecondsSince1970 / 1_000_000_000)"
+        for attempt in 0..<10_000 {
+            let aside = attempt == 0 ? base : base + "-\(attempt)"
+            let fd = open(aside, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            if fd < 0 {
+                if errno == EEXIST { continue }
+                throw DiskCacheError.writeFailed(path: aside, errno: errno)
+            }
+            close(fd)
+            if rename(file.path, aside) != 0 {
+                let code = errno
+                unlink(aside)
+                if code == ENOENT { return aside }  // another reader moved it first
+                throw DiskCacheError.writeFailed(path: aside, errno: code)
+            }
+            return aside
+        }
+        throw DiskCacheError.writeFailed(path: base, errno: EEXIST)
     }
 
     /// Applies `change` to the domain and writes the file; the soft copy is
     /// updated only if the write succeeded.
     private func mutate(_ change: (inout [String: Entry]) -> Void) throws {
         try writes.withLock { _ in
-            var updated = domain()
+            var updated = try domain()
             change(&updated)
             let encoder = PropertyListEncoder()
             encoder.outputFormat = .binary
             let bytes = [UInt8](try encoder.encode(updated))
-            if let code = FileIO.writeAtomically(bytes, to: file.path, directory: file.deletingLastPathComponent().path) {
+            if let code = FileIO.writeAtomically(bytes, to: file.path, directory: file.deletingLastPathComponent().path,
+                                                 durable: true) {
                 throw DiskCacheError.writeFailed(path: file.path, errno: code)
             }
             soft.withLock { $0 = updated }
@@ -93,7 +132,7 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
 
     public func getIfPresent(_ key: Key) async throws -> Value? {
         let storageKey = Self.storageKey(key)
-        guard let entry = domain()[storageKey] else { return nil }
+        guard let entry = try domain()[storageKey] else { return nil }
         if let expires = entry.expiresAt, clock.now().nanosecondsSince1970 >= expires {
             try? mutate { $0[storageKey] = nil }
             return nil
@@ -114,19 +153,26 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
 
     public func remove(_ key: Key) async throws {
         let storageKey = Self.storageKey(key)
-        guard domain()[storageKey] != nil else { return }
+        guard try domain()[storageKey] != nil else { return }
         try mutate { $0[storageKey] = nil }
     }
 
-    public func clear() async { try? mutate { $0.removeAll() } }
+    /// Empties the domain. When the file cannot be read, it is left as it is
+    /// (and the failure logged).
+    public func clear() async {
+        do { try mutate { $0.removeAll() } } catch {
+            logger.warning("clearing the domain failed", metadata: ["file": "\(file.path)", "error": "\(error)"])
+        }
+    }
 
     /// Drops the in-memory copy; the file stays.
     public func onMemoryWarning() async { soft.withLock { $0 = nil } }
 
     /// Whether the soft copy is loaded (for tests and tools).
-    public var isLoaded: Bool { soft.withLock { $0 != nil } }
+    package var isLoaded: Bool { soft.withLock { $0 != nil } }
 
-    public var count: Int { domain().count }
+    /// Entries in the domain; 0 when the file cannot be read.
+    public var count: Int { (try? domain().count) ?? 0 }
 
     @discardableResult
     public func removeExpired() async -> Int {

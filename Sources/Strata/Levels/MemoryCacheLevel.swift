@@ -6,6 +6,8 @@ public enum MemoryCacheError: Error, Equatable, Sendable {
     /// and an earlier value for the key, if any, was removed (the level never
     /// serves a value older than the last set).
     case valueTooLarge(cost: Int, capacity: Int)
+    /// The cost closure returned a negative cost; the value was not stored.
+    case negativeCost(cost: Int)
 }
 
 /// An in-memory level with a byte capacity, an optional count limit, LRU
@@ -117,6 +119,12 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     @inlinable
     public func store(_ value: Value, forKey key: Key, expiresAt: CacheInstant? = nil) throws {
         let cost = costOf(value)
+        // A refused value leaves no older one behind (a failed set never
+        // leaves the value it was replacing readable).
+        guard cost >= 0 else {
+            removeStored(key)
+            throw MemoryCacheError.negativeCost(cost: cost)
+        }
         guard cost <= capacity else {
             removeStored(key)
             throw MemoryCacheError.valueTooLarge(cost: cost, capacity: capacity)

@@ -10,7 +10,7 @@ import Foundation
 /// 16  value length                 UInt64 LE
 /// 24  expires at (ns since 1970)   Int64 LE, 0 = never
 /// 32  last access (ns since 1970)  Int64 LE (rewritten in place)
-/// 40  created at (ns since 1970)   Int64 LE
+/// 40  created at (ns since 1970)   Int64 LE (unique per write)
 /// 48  checksum of key and value    UInt64 LE
 /// 56  key bytes, then value bytes
 /// ```
@@ -35,8 +35,9 @@ struct DiskEntryHeader: Equatable {
         StableHash.hash(key, seed: 0xC0FF_EE00) &* 31 ^ StableHash.hash(value, seed: 0xC0FF_EE01)
     }
 
-    /// The whole file for `key` and `value`.
-    static func encode(key: [UInt8], value: Data, expiresAt: Int64, now: Int64) -> [UInt8] {
+    /// The whole file for `key` and `value`. `createdAt` must differ between
+    /// writes (see ``EntryFingerprint/nextCreationTime()``): it tells versions apart.
+    static func encode(key: [UInt8], value: Data, expiresAt: Int64, now: Int64, createdAt: Int64) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(size + key.count + value.count)
         out += magic
@@ -46,7 +47,7 @@ struct DiskEntryHeader: Equatable {
         append(&out, UInt64(value.count))
         append(&out, expiresAt)
         append(&out, now)
-        append(&out, now)
+        append(&out, createdAt)
         let sum = key.withUnsafeBytes { k in value.withUnsafeBytes { v in checksum(key: k, value: v) } }
         append(&out, sum)
         out += key

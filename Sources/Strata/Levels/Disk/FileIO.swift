@@ -64,15 +64,19 @@ enum FileIO {
         return .bytes(data, size: Int(info.st_size))
     }
 
-    /// Writes `bytes` to a fresh temporary file in `directory` and renames it
-    /// over `path`: a reader sees the old file or the new one, never half.
-    /// On failure the temporary file is removed and errno returned.
-    static func writeAtomically(_ bytes: [UInt8], to path: String, directory: String) -> Int32? {
+    enum TemporaryWrite: Sendable {
+        case written(path: String)
+        case failed(errno: Int32)
+    }
+
+    /// Writes `bytes` to a fresh temporary file (mode 0600) in `directory`;
+    /// `durable` fsyncs it. On failure nothing is left behind.
+    static func writeTemporary(_ bytes: [UInt8], in directory: String, durable: Bool = false) -> TemporaryWrite {
         let temp = directory + "/" + temporaryName()
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        if fd < 0 { return errno }
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0 { return .failed(errno: errno) }
         var written = 0
-        let failure: Int32? = bytes.withUnsafeBytes { buffer -> Int32? in
+        var failure: Int32? = bytes.withUnsafeBytes { buffer -> Int32? in
             while written < buffer.count {
                 let n = write(fd, buffer.baseAddress! + written, buffer.count - written)
                 if n < 0 {
@@ -83,21 +87,81 @@ enum FileIO {
             }
             return nil
         }
-        if close(fd) != 0, failure == nil {
-            let code = errno
-            unlink(temp)
-            return code
-        }
+        if failure == nil && durable && fsync(fd) != 0 { failure = errno }
+        if close(fd) != 0 && failure == nil { failure = errno }
         if let failure {
             unlink(temp)
-            return failure
+            return .failed(errno: failure)
+        }
+        return .written(path: temp)
+    }
+
+    /// Writes `bytes` to a fresh temporary file in `directory` and renames it
+    /// over `path`: a reader sees the old file or the new one, never half.
+    /// `durable` fsyncs the file before the rename and the directory after it.
+    /// On failure the temporary file is removed and errno returned.
+    static func writeAtomically(_ bytes: [UInt8], to path: String, directory: String, durable: Bool = false) -> Int32? {
+        let temp: String
+        switch writeTemporary(bytes, in: directory, durable: durable) {
+        case .failed(let code): return code
+        case .written(let path): temp = path
         }
         if rename(temp, path) != 0 {
             let code = errno
             unlink(temp)
             return code
         }
-        return nil
+        return durable ? syncDirectory(directory) : nil
+    }
+
+    /// fsyncs a directory, so a rename in it survives a crash; returns errno on failure.
+    static func syncDirectory(_ directory: String) -> Int32? {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 { return errno }
+        defer { close(fd) }
+        return fsync(fd) == 0 ? nil : errno
+    }
+
+    enum UnlinkOutcome: Equatable {
+        /// The file held the expected version and is gone.
+        case deleted
+        /// Nothing was there.
+        case gone
+        /// Another version is there now; it was left (or put back) in place.
+        case replaced
+        /// It could not be checked or moved; it was left in place.
+        case failed
+    }
+
+    /// Deletes the file at `path` only if it holds `expected`.
+    ///
+    /// The caller keeps its own process's writers of `path` out meanwhile. The
+    /// file is checked, renamed to a private temporary name, and checked
+    /// again there: if another process renamed a new version in between, that
+    /// version is put back (unless a still newer one is already in place).
+    static func unlinkIfUnchanged(_ path: String, expected: EntryFingerprint, directory: String) -> UnlinkOutcome {
+        switch FileIO.readPrefix(path, count: DiskEntryHeader.size) {
+        case .vanished: return .gone
+        case .unreadable: return .failed
+        case .bytes(let prefix, let size):
+            guard EntryFingerprint(prefix: prefix, size: size) == expected else { return .replaced }
+        }
+        let trash = directory + "/" + temporaryName()
+        if rename(path, trash) != 0 { return errno == ENOENT ? .gone : .failed }
+        if EntryFingerprint.ofFile(trash) == expected {
+            unlink(trash)
+            return .deleted
+        }
+        // Another process replaced it between the check and the rename: put
+        // its version back, unless an even newer one has arrived since.
+        if link(trash, path) == 0 || errno == EEXIST {
+            unlink(trash)
+        } else if access(path, F_OK) != 0 && errno == ENOENT {
+            rename(trash, path)
+        } else {
+            unlink(trash)
+        }
+        return .replaced
     }
 
     /// `.tmp-<pid>-<random>`: the pid lets a later process tell a dead
@@ -126,17 +190,24 @@ enum FileIO {
         close(fd)
     }
 
-    /// Creates `path` and its parents; returns errno on failure.
+    /// Creates `path` and its missing parents (mode 0700: cached data is the
+    /// user's own); returns errno on failure. Existing directories keep their mode.
     static func makeDirectory(_ path: String) -> Int32? {
         var current = ""
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             current += "/" + component
-            if mkdir(current, 0o755) != 0 && errno != EEXIST { return errno }
+            if mkdir(current, 0o700) != 0 && errno != EEXIST { return errno }
         }
         var info = stat()
         guard stat(path, &info) == 0 else { return errno }
         guard (info.st_mode & S_IFMT) == S_IFDIR else { return ENOTDIR }
         return access(path, W_OK | X_OK) == 0 ? nil : errno
+    }
+
+    /// Whether `path` exists as a directory.
+    static func directoryExists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     static func listDirectory(_ path: String) -> [String] {
@@ -154,7 +225,7 @@ enum FileIO {
 
     /// An exclusive advisory lock on `<directory>/.lock` held while `body` runs.
     static func withDirectoryLock<T>(_ directory: String, _ body: () throws -> T) rethrows -> T {
-        let fd = open(directory + "/.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = open(directory + "/.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         if fd >= 0 {
             while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
         }

@@ -1,0 +1,166 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension DiskCacheLevel {
+    /// Deletes every entry file in the directory (other processes' too) and
+    /// dead writers' temporary files.
+    public func clear() async {
+        let path = self.path
+        await offload {
+            FileIO.withDirectoryLock(path) {
+                for name in FileIO.listDirectory(path) where EntryID(fileName: name) != nil {
+                    unlink(path + "/" + name)
+                }
+            }
+        }
+        state.withLock { $0.reset() }
+    }
+
+    /// Disk entries survive memory warnings; pending access times are written out.
+    public func onMemoryWarning() async { flushAccessTimes() }
+
+    /// Deletes the entries whose expiry has passed; returns how many.
+    @discardableResult
+    public func removeExpired() async -> Int {
+        let now = clock.now().nanosecondsSince1970
+        let expired = state.withLock { $0.index.expired(now: now) }
+        return expired.reduce(0) { removed, item in
+            removed + (deleteEntryFile(item.id, expecting: item.entry.fingerprint) == .deleted ? 1 : 0)
+        }
+    }
+
+    /// Evicts least-recently-used entries until at most `size` bytes remain.
+    public func trim(toSize size: Int) async {
+        let victims = state.withLock { Self.evict(&$0, toSize: max(size, 0)) }
+        deleteFiles(victims)
+    }
+
+    // MARK: Deleting
+
+    /// Pops least-recently-used entries until the index is within `size`.
+    static func evict(_ state: inout State, toSize size: Int) -> [(id: EntryID, fingerprint: EntryFingerprint)] {
+        var victims: [(id: EntryID, fingerprint: EntryFingerprint)] = []
+        while state.index.totalSize > size, let (id, entry) = state.index.popLeastRecent() {
+            state.dirtyAccess[id] = nil
+            state.counters.evictions += 1
+            victims.append((id, entry.fingerprint))
+        }
+        return victims
+    }
+
+    func deleteFiles(_ victims: [(id: EntryID, fingerprint: EntryFingerprint)]) {
+        for victim in victims { deleteEntryFile(victim.id, expecting: victim.fingerprint) }
+    }
+
+    /// Deletes the entry file of `id` if it still holds the version
+    /// `expected` (see ``FileIO/unlinkIfUnchanged(_:expected:directory:)``)
+    /// and updates the index to match, while no writer of this process can
+    /// replace that file.
+    @discardableResult
+    func deleteEntryFile(_ id: EntryID, expecting expected: EntryFingerprint) -> FileIO.UnlinkOutcome {
+        let file = file(id)
+        if let hook = beforeDeletingFile { hook(file) }
+        return entryLocks.withLock(id) {
+            let outcome = FileIO.unlinkIfUnchanged(file, expected: expected, directory: path)
+            state.withLock { state in
+                switch outcome {
+                case .deleted, .gone:
+                    state.index.remove(id)
+                    state.dirtyAccess[id] = nil
+                case .replaced:
+                    // The index may still describe the version that is gone.
+                    if state.index.find(id)?.fingerprint == expected { state.index.remove(id) }
+                case .failed:
+                    break
+                }
+            }
+            return outcome
+        }
+    }
+
+    // MARK: Directory and index
+
+    /// Creates the directory again if it was deleted, emptying the index
+    /// (its files went with it). Returns whether the directory exists now.
+    @discardableResult
+    func recoverDirectory() -> Bool {
+        directoryRecovery.withLock { _ in
+            if FileIO.directoryExists(path) { return true }
+            if let code = FileIO.makeDirectory(path) {
+                logger.error("cache directory is gone and cannot be created",
+                             metadata: ["directory": "\(path)", "error": "\(DiskCacheError.text(code))"])
+                return false
+            }
+            state.withLock { state in
+                state.reset()
+                state.counters.directoryRecreations += 1
+            }
+            logger.warning("cache directory was deleted; created it again", metadata: ["directory": "\(path)"])
+            return true
+        }
+    }
+
+    /// Rebuilds the index from the directory: corrupt entries and dead
+    /// writers' temporary files are deleted, expired entries dropped, and the
+    /// rest ordered by their recorded last access.
+    package func rebuildIndex() {
+        let now = clock.now().nanosecondsSince1970
+        var found: [(id: EntryID, header: DiskEntryHeader, entry: DiskIndexEntry)] = []
+        var corrupt = 0
+        FileIO.withDirectoryLock(path) {
+            for name in FileIO.listDirectory(path) {
+                let file = path + "/" + name
+                if let owner = FileIO.temporaryOwner(name) {
+                    if !FileIO.processIsAlive(owner) { unlink(file) }
+                    continue
+                }
+                guard let id = EntryID(fileName: name) else { continue }  // not ours: leave it
+                let prefix: Data, size: Int
+                switch FileIO.readPrefix(file, count: DiskEntryHeader.size) {
+                case .vanished: continue  // removed by another process meanwhile: not corrupt
+                case .unreadable: continue  // permissions or I/O: leave it, it is not provably ours to delete
+                case .bytes(let bytes, let length): (prefix, size) = (bytes, length)
+                }
+                let fingerprint = EntryFingerprint(prefix: prefix, size: size)
+                guard let header = prefix.withUnsafeBytes({ DiskEntryHeader.parse($0) }), header.fileSize == size else {
+                    let outcome = entryLocks.withLock(id) { FileIO.unlinkIfUnchanged(file, expected: fingerprint, directory: path) }
+                    if outcome == .deleted { corrupt += 1 }
+                    continue
+                }
+                if header.expiresAt != 0 && now >= header.expiresAt {
+                    _ = entryLocks.withLock(id) { FileIO.unlinkIfUnchanged(file, expected: fingerprint, directory: path) }
+                    continue
+                }
+                found.append((id, header, DiskIndexEntry(size: size, expiresAt: header.expiresAt, fingerprint: fingerprint)))
+            }
+        }
+        found.sort { $0.header.lastAccess < $1.header.lastAccess }
+        let victims = state.withLock { state in
+            state.reset()
+            state.counters.corruptRemoved += corrupt
+            for item in found { state.index.insert(item.id, item.entry) }  // the last inserted is the most recent
+            return Self.evict(&state, toSize: capacity)
+        }
+        deleteFiles(victims)
+    }
+
+    /// Writes recorded access times into the entries' headers, so the LRU
+    /// order survives a restart. Runs by itself every 256 reads.
+    package func flushAccessTimes() {
+        let dirty = state.withLock { state -> [EntryID: Int64] in
+            defer { state.dirtyAccess = [:] }
+            return state.dirtyAccess
+        }
+        for (id, time) in dirty {
+            FileIO.writeInt64(time, at: DiskEntryHeader.lastAccessOffset, path: file(id))
+        }
+    }
+
+    func flushAccessTimesSoon() {
+        diskIOQueue.async { [weak self] in self?.flushAccessTimes() }
+    }
+}

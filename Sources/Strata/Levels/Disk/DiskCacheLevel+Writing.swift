@@ -1,0 +1,92 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension DiskCacheLevel {
+    public func set(_ value: Value, forKey key: Key) async throws {
+        try await set(value, forKey: key, expiresAt: nil)
+    }
+
+    public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
+        try Task.checkCancellation()
+        let bytes = keyBytes(key)
+        let id = EntryID(keyBytes: bytes)
+        // Whatever refuses this value below also drops the value it replaces,
+        // so a failed set never leaves the older value readable.
+        let encoded: Data
+        do { encoded = try codec.encode(value) } catch {
+            try? await remove(key)
+            throw DiskCacheError.encodingFailed("\(codec.name): \(error)")
+        }
+        let now = clock.now()
+        // 0 means "never"; a deadline at or before 1970 is already past.
+        let deadline = (expiresAt ?? defaultTTL.map { now.advanced(by: $0) }).map { max($0.nanosecondsSince1970, 1) } ?? 0
+        let entry = DiskEntryHeader.encode(key: bytes, value: encoded, expiresAt: deadline,
+                                           now: now.nanosecondsSince1970,
+                                           createdAt: EntryFingerprint.nextCreationTime())
+        guard entry.count <= capacity else {
+            try? await remove(key)
+            throw DiskCacheError.valueTooLarge(size: entry.count, capacity: capacity)
+        }
+        let record = DiskIndexEntry(size: entry.count, expiresAt: deadline,
+                                    fingerprint: entry.withUnsafeBytes { EntryFingerprint(prefix: $0, size: entry.count) })
+        var outcome = await store(entry, id: id, record: record)
+        if case .failed(ENOENT) = outcome, recoverDirectory() {
+            outcome = await store(entry, id: id, record: record)  // the directory was deleted: once more
+        }
+        switch outcome {
+        case .failed(let code):
+            try? await remove(key)
+            throw DiskCacheError.writeFailed(path: file(id), errno: code)
+        case .stored(let victims): deleteFiles(victims)
+        }
+    }
+
+    enum StoreOutcome: Sendable {
+        case stored(victims: [(id: EntryID, fingerprint: EntryFingerprint)])
+        case failed(errno: Int32)
+    }
+
+    /// Writes `entry` to a temporary file and renames it over the entry's
+    /// file, recording it (and evicting for it) while no deleter of this
+    /// process can look at that file.
+    private func store(_ entry: [UInt8], id: EntryID, record: DiskIndexEntry) async -> StoreOutcome {
+        let directory = path
+        let written = entry.count <= Self.inlineIOLimit
+            ? FileIO.writeTemporary(entry, in: directory)
+            : await offload { FileIO.writeTemporary(entry, in: directory) }
+        guard case .written(let temp) = written else {
+            if case .failed(let code) = written { return .failed(errno: code) }
+            return .failed(errno: EIO)
+        }
+        let file = file(id)
+        return entryLocks.withLock(id) {
+            if rename(temp, file) != 0 {
+                let code = errno
+                unlink(temp)
+                return .failed(errno: code)
+            }
+            return state.withLock { state in
+                state.index.insert(id, record)
+                return .stored(victims: Self.evict(&state, toSize: capacity))
+            }
+        }
+    }
+
+    public func remove(_ key: Key) async throws {
+        let id = EntryID(keyBytes: keyBytes(key))
+        let file = file(id)
+        let failure: Int32? = entryLocks.withLock(id) {
+            if unlink(file) != 0 && errno != ENOENT { return errno }
+            state.withLock { state in
+                state.index.remove(id)
+                state.dirtyAccess[id] = nil
+            }
+            return nil
+        }
+        if let failure { throw DiskCacheError.writeFailed(path: file, errno: failure) }
+    }
+}
