@@ -90,7 +90,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataRedisTests",
-            dependencies: ["StrataRedis", "Strata", "StrataTestSupport"],
+            dependencies: ["StrataRedis", "Strata", "StrataTestSupport", .product(name: "NIOEmbedded", package: "swift-nio")],
             swiftSettings: strictSettings
         ),
         .testTarget(

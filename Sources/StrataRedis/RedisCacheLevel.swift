@@ -15,8 +15,15 @@ import Synchronization
 /// - A value that does not decode is a miss, counted (``decodeFailures``), and
 ///   left for whoever wrote it.
 /// - Keys and prefixes are binary-safe (spaces, newlines, any bytes).
+/// - Prefixes never overlap: an empty prefix throws
+///   ``RedisError/invalidPrefix(_:)``; a prefix not ending in `:` gets one
+///   (`app` is stored as `app:`); and in a key, `%` and `:` are stored as
+///   `%25` and `%3A`, so the Redis key is `prefix + escaped key` with no `:`
+///   after the prefix. Levels `app:` and `app:x:` therefore never share a key,
+///   and `clear()` of `app:` leaves `app:x:` alone.
 public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: ExpirableCacheLevel {
     public let client: RedisClient
+    /// The prefix as stored: the one given, with a `:` appended unless it ends in one.
     public let prefix: [UInt8]
     public let codec: CacheCodec<Value>
     public let name: String
@@ -27,8 +34,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     public init(url: String, prefix: String, codec: CacheCodec<Value>, defaultTTL: Duration? = nil,
                 connections: Int = 2, commandTimeout: Duration = .seconds(2), name: String = "redis") throws {
         let configuration = try RedisConfiguration(url: url, connections: connections, commandTimeout: commandTimeout)
+        self.prefix = try Self.normalizedPrefix(prefix)
         self.client = RedisClient(configuration: configuration)
-        self.prefix = Array(prefix.utf8)
         self.codec = codec
         self.defaultTTL = defaultTTL
         self.name = name
@@ -37,7 +44,41 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// Values that did not decode with this level's codec.
     public var decodeFailures: Int { decodeFailureCount.load(ordering: .relaxed) }
 
-    func redisKey(_ key: Key) -> [UInt8] { prefix + key.cacheKeyBytes }
+    private static var separator: UInt8 { UInt8(ascii: ":") }
+
+    /// `prefix` ending in the separator; an empty prefix would make `clear()`
+    /// delete every key of the database, so it throws.
+    static func normalizedPrefix(_ prefix: String) throws -> [UInt8] {
+        guard !prefix.isEmpty else {
+            throw RedisError.invalidPrefix("empty (clear() would delete the whole database); use e.g. \"app:\"")
+        }
+        var bytes = Array(prefix.utf8)
+        if bytes.last != separator { bytes.append(separator) }
+        return bytes
+    }
+
+    /// The key's bytes with `%` and `:` percent-escaped, so they hold no separator.
+    static func escapedKey(_ bytes: [UInt8]) -> [UInt8] {
+        guard bytes.contains(where: { $0 == separator || $0 == UInt8(ascii: "%") }) else { return bytes }
+        var escaped: [UInt8] = []
+        escaped.reserveCapacity(bytes.count + 8)
+        for byte in bytes {
+            switch byte {
+            case separator: escaped += Array("%3A".utf8)
+            case UInt8(ascii: "%"): escaped += Array("%25".utf8)
+            default: escaped.append(byte)
+            }
+        }
+        return escaped
+    }
+
+    func redisKey(_ key: Key) -> [UInt8] { prefix + Self.escapedKey(key.cacheKeyBytes) }
+
+    /// Whether `name` is one of this level's keys, not one of a level whose
+    /// prefix extends this one (`app:x:` under `app:`).
+    func ownsKey(_ name: [UInt8]) -> Bool {
+        name.starts(with: prefix) && !name[prefix.count...].contains(Self.separator)
+    }
 
     func decode(_ reply: RESPValue) throws -> Value? {
         switch reply {
@@ -80,8 +121,9 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         _ = try await client.send([Array("DEL".utf8), redisKey(key)])
     }
 
-    /// Deletes every key under this level's prefix (and nothing else).
-    public func clear() async { try? await clearPrefix() }
+    /// Deletes every key of this level (and nothing else: not the keys of a
+    /// level whose prefix extends this one).
+    public func clear() async { _ = try? await clearPrefix() }
 
     /// Like ``clear()`` but reports failures; returns how many keys went.
     @discardableResult
@@ -95,7 +137,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             guard case .array(let parts?) = reply, parts.count == 2, let next = parts[0].bytes,
                   case .array(let keys?) = parts[1] else { throw RedisError.protocolError("unexpected SCAN reply") }
             cursor = String(decoding: next, as: UTF8.self)
-            let names = keys.compactMap(\.bytes)
+            let names = keys.compactMap(\.bytes).filter(ownsKey)
             if !names.isEmpty {
                 _ = try await client.send([Array("UNLINK".utf8)] + names)
                 removed += names.count

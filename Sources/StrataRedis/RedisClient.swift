@@ -3,130 +3,161 @@ import NIOPosix
 import Synchronization
 
 /// A small Redis client: a pool of pipelined connections, created on demand.
-/// After a failed connect, requests fail fast with ``RedisError/unavailable(_:)``
-/// until a backoff (50 ms doubling to 1 s) has passed, so a dead Redis turns
-/// into quick misses rather than stuck requests.
+///
+/// Each pool slot connects at most once at a time, and every caller that
+/// needs the slot meanwhile shares that connect. After a failed connect the
+/// slot's requests fail fast with ``RedisError/unavailable(_:)`` until a
+/// backoff (50 ms, doubling per failed connect to 1 s) has passed, so a dead
+/// Redis turns into quick misses rather than stuck requests.
 public final class RedisClient: Sendable {
-    struct Slot {
-        var connection: RedisConnection?
-        var connecting: Task<RedisConnection, any Error>?
-    }
+    typealias Connector = @Sendable (RedisConfiguration, any EventLoopGroup) async throws -> RedisConnection
 
     struct State {
-        var slots: [Slot]
+        var slots: [RedisConnectionSlot]
         var next = 0
-        var retryAt: ContinuousClock.Instant?
-        var backoff: Duration = .milliseconds(50)
-        var lastError = ""
+        var nextWaiterID: UInt64 = 0
         var closed = false
+        /// Connect tasks not finished yet; ``shutdown()`` waits for them.
+        var connectsInFlight = 0
+        var drained: [CheckedContinuation<Void, Never>] = []
     }
 
     public let configuration: RedisConfiguration
     let group: any EventLoopGroup
+    let connector: Connector
     private let state: Mutex<State>
 
-    public init(configuration: RedisConfiguration, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
-        self.configuration = configuration
-        self.group = group
-        self.state = Mutex(State(slots: Array(repeating: Slot(), count: configuration.connections)))
+    public convenience init(configuration: RedisConfiguration, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.init(configuration: configuration, group: group) { try await RedisConnection.connect($0, group: $1) }
     }
 
     public convenience init(url: String) throws {
         self.init(configuration: try RedisConfiguration(url: url))
     }
 
-    enum Pick {
-        case ready(RedisConnection)
-        case wait(Task<RedisConnection, any Error>)
-        case connect
-    }
-
-    /// Chooses a slot and what to do with it. Synchronous on purpose: the lock
-    /// is never held across an `await`, and no task is created under it.
-    private func pick() throws -> (Pick, Int) {
-        try state.withLock { state in
-            if state.closed { throw RedisError.connectionClosed }
-            let index = state.next % state.slots.count
-            state.next &+= 1
-            if let connection = state.slots[index].connection, connection.isActive { return (.ready(connection), index) }
-            state.slots[index].connection = nil
-            if let pending = state.slots[index].connecting { return (.wait(pending), index) }
-            if let retryAt = state.retryAt, ContinuousClock.now < retryAt {
-                throw RedisError.unavailable("reconnecting after: \(state.lastError)")
-            }
-            return (.connect, index)
-        }
-    }
-
-    /// Installs `task` as slot `index`'s connect, unless another caller got
-    /// there first; returns the task to wait for.
-    private func install(_ task: Task<RedisConnection, any Error>, at index: Int) -> Task<RedisConnection, any Error> {
-        state.withLock { state in
-            if let existing = state.slots[index].connecting { return existing }
-            state.slots[index].connecting = task
-            return task
-        }
-    }
-
-    private func finished(_ task: Task<RedisConnection, any Error>, at index: Int, with result: Result<RedisConnection, any Error>) {
-        state.withLock { state in
-            if state.slots[index].connecting == task { state.slots[index].connecting = nil }
-            switch result {
-            case .success(let connection):
-                if state.slots[index].connection == nil { state.slots[index].connection = connection }
-                state.retryAt = nil
-                state.backoff = .milliseconds(50)
-            case .failure(let error):
-                state.lastError = "\(error)"
-                state.retryAt = ContinuousClock.now + state.backoff
-                state.backoff = min(state.backoff * 2, .seconds(1))
-            }
-        }
+    /// `connector` opens one connection; tests substitute one that they can hold.
+    init(configuration: RedisConfiguration, group: any EventLoopGroup, connector: @escaping Connector) {
+        self.configuration = configuration
+        self.group = group
+        self.connector = connector
+        self.state = Mutex(State(slots: Array(repeating: RedisConnectionSlot(), count: configuration.connections)))
     }
 
     func connection() async throws -> RedisConnection {
-        let (choice, index) = try pick()
-        let task: Task<RedisConnection, any Error>
-        switch choice {
-        case .ready(let connection):
-            return connection
-        case .wait(let pending):
-            task = pending
-        case .connect:
-            let configuration = self.configuration, group = self.group
-            let mine = Task { try await RedisConnection.connect(configuration, group: group) }
-            task = install(mine, at: index)
-            if task != mine { mine.cancel() }
+        // Fast path: the next slot is connected. Otherwise the slow path
+        // decides again, and acts, in one critical section.
+        let (index, ready) = try state.withLock { state -> (Int, RedisConnection?) in
+            if state.closed { throw RedisError.connectionClosed }
+            let index = state.next % state.slots.count
+            state.next &+= 1
+            if case .connected(let connection) = state.slots[index].state, connection.isActive { return (index, connection) }
+            return (index, nil)
         }
-        do {
-            let connection = try await task.value
-            finished(task, at: index, with: .success(connection))
-            return connection
-        } catch {
-            finished(task, at: index, with: .failure(error))
-            throw error
+        if let ready { return ready }
+        return try await acquire(slot: index)
+    }
+
+    private enum Step {
+        case decided(RedisConnectionSlot.Decision)
+        case cancelled
+    }
+
+    private func acquire(slot index: Int) async throws -> RedisConnection {
+        let id = state.withLock { state in
+            state.nextWaiterID &+= 1
+            return state.nextWaiterID
         }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (waiter: RedisConnectionSlot.Waiter) in
+                let step = state.withLock { state -> Step in
+                    if state.closed { return .decided(.fail(.connectionClosed)) }
+                    // Checked under the lock the cancellation handler takes: either it
+                    // finds this waiter registered, or this sees the cancellation.
+                    if Task.isCancelled { return .cancelled }
+                    let decision = state.slots[index].acquire(id: id, waiter: waiter, now: .now)
+                    if case .startConnect = decision { state.connectsInFlight += 1 }
+                    return .decided(decision)
+                }
+                switch step {
+                case .cancelled: waiter.resume(throwing: CancellationError())
+                case .decided(.use(let connection)): waiter.resume(returning: connection)
+                case .decided(.fail(let error)): waiter.resume(throwing: error)
+                case .decided(.join): break
+                case .decided(.startConnect): Task { await self.connect(slot: index) }
+                }
+            }
+        } onCancel: {
+            state.withLock { $0.slots[index].removeWaiter(id: id) }?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Runs one connect for slot `index` (independent of any caller's
+    /// cancellation) and hands its outcome to the slot's waiters. A connection
+    /// that arrives after ``shutdown()`` is closed here.
+    private func connect(slot index: Int) async {
+        let result: Result<RedisConnection, any Error>
+        do { result = .success(try await connector(configuration, group)) } catch { result = .failure(error) }
+        let (waiters, late) = state.withLock { state -> ([RedisConnectionSlot.Waiter], RedisConnection?) in
+            switch result {
+            case .success(let connection) where state.closed: ([], connection)  // its waiters already failed
+            case .success(let connection): (state.slots[index].connected(connection), nil)
+            case .failure where state.closed: ([], nil)
+            case .failure(let error): (state.slots[index].failed("\(error)", now: .now), nil)
+            }
+        }
+        for waiter in waiters { waiter.resume(with: result) }
+        if let late { await late.close() }
+        let drained = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.connectsInFlight -= 1
+            guard state.connectsInFlight == 0 else { return [] }
+            defer { state.drained = [] }
+            return state.drained
+        }
+        for continuation in drained { continuation.resume() }
     }
 
     /// Sends a command; a server error reply throws ``RedisError/server(_:)``.
     public func send(_ arguments: [[UInt8]]) async throws -> RESPValue {
         let reply = try await connection().send(arguments)
-        if case .error(let message) = reply { throw RedisError.server(message) }
-        return reply
+        switch reply {
+        case .error(let message): throw RedisError.server(message)
+        case .blobError(let message): throw RedisError.server(String(buffer: message))
+        default: return reply
+        }
     }
 
     public func send(_ arguments: String...) async throws -> RESPValue {
         try await send(arguments.map { Array($0.utf8) })
     }
 
-    /// Closes every connection; later requests fail.
+    /// Closes every connection, fails requests waiting for a connect with
+    /// ``RedisError/connectionClosed``, and returns once connects still under
+    /// way have finished (their connections closed). Later requests fail.
     public func shutdown() async {
-        let (connections, tasks) = state.withLock { state -> ([RedisConnection], [Task<RedisConnection, any Error>]) in
+        let (connections, waiters) = state.withLock { state -> ([RedisConnection], [RedisConnectionSlot.Waiter]) in
             state.closed = true
-            defer { state.slots = state.slots.map { _ in Slot() } }
-            return (state.slots.compactMap(\.connection), state.slots.compactMap(\.connecting))
+            var connections: [RedisConnection] = [], waiters: [RedisConnectionSlot.Waiter] = []
+            for index in state.slots.indices {
+                let (connection, slotWaiters) = state.slots[index].shutDown()
+                if let connection { connections.append(connection) }
+                waiters += slotWaiters
+            }
+            return (connections, waiters)
         }
-        for task in tasks { task.cancel() }
+        for waiter in waiters { waiter.resume(throwing: RedisError.connectionClosed) }
         for connection in connections { await connection.close() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state in
+                if state.connectsInFlight == 0 { return true }
+                state.drained.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
     }
+
+    // Test probes.
+    func backoff(slot: Int) -> Duration { state.withLock { $0.slots[slot].backoff } }
+    func connectWaiters(slot: Int) -> Int { state.withLock { $0.slots[slot].waiterCount } }
+    var isShutDown: Bool { state.withLock { $0.closed } }
 }

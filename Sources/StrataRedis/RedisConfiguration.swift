@@ -9,9 +9,12 @@ public struct RedisConfiguration: Sendable, Equatable {
     /// How long a command may wait for its reply before the connection is closed.
     public var commandTimeout: Duration
     public var connectTimeout: Duration
+    /// Caps on replies (nesting, bulk and aggregate sizes); a reply beyond
+    /// them fails with ``RedisError/invalidReply(_:)`` and closes its connection.
+    public var replyLimits: RESPLimits
 
     public init(url: String, connections: Int = 2, commandTimeout: Duration = .seconds(2),
-                connectTimeout: Duration = .seconds(1)) throws {
+                connectTimeout: Duration = .seconds(1), replyLimits: RESPLimits = .default) throws {
         guard url.hasPrefix("redis://") else { throw RedisError.invalidURL("\(url) (expected redis://host:port[/db])") }
         var rest = Substring(url.dropFirst("redis://".count))
         var password: String?
@@ -47,5 +50,6 @@ public struct RedisConfiguration: Sendable, Equatable {
         self.connections = connections
         self.commandTimeout = commandTimeout
         self.connectTimeout = connectTimeout
+        self.replyLimits = replyLimits
     }
 }

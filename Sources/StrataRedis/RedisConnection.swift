@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// One connection: requests are pipelined; each has a deadline, and a
 /// request that misses it closes the connection (its late reply would
@@ -7,6 +8,7 @@ import NIOPosix
 final class RedisConnection: Sendable {
     let channel: any Channel
     let timeout: Duration
+    private let closed = Atomic<Bool>(false)
 
     init(channel: any Channel, timeout: Duration) {
         self.channel = channel
@@ -21,7 +23,7 @@ final class RedisConnection: Sendable {
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RESPDecoder()))
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RESPDecoder(limits: configuration.replyLimits)))
                     try channel.pipeline.syncOperations.addHandler(RedisCommandHandler())
                 }
             }
@@ -34,13 +36,13 @@ final class RedisConnection: Sendable {
         let connection = RedisConnection(channel: channel, timeout: configuration.commandTimeout)
         do {
             if let password = configuration.password {
-                try await connection.expectOK(try await connection.send(["AUTH", password].map { Array($0.utf8) }))
+                try connection.expectOK(try await connection.send(["AUTH", password].map { Array($0.utf8) }))
             }
             if configuration.database != 0 {
-                try await connection.expectOK(try await connection.send(["SELECT", "\(configuration.database)"].map { Array($0.utf8) }))
+                try connection.expectOK(try await connection.send(["SELECT", "\(configuration.database)"].map { Array($0.utf8) }))
             }
         } catch {
-            try? await channel.close()
+            await connection.close()
             throw RedisError.connectionFailed("handshake: \(error)")
         }
         return connection
@@ -72,7 +74,11 @@ final class RedisConnection: Sendable {
         }
     }
 
-    func close() async { try? await channel.close() }
+    /// Closes the channel; only the first call does anything.
+    func close() async {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        try? await channel.close()
+    }
 }
 
 extension Duration {

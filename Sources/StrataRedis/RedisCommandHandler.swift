@@ -1,0 +1,53 @@
+import NIOCore
+
+/// Pipelining: writes go out as they come; replies are matched to requests
+/// in order (Redis answers in order). Push frames (RESP3) are not replies and
+/// travel on down the pipeline. A closed connection fails every request still
+/// waiting; an invalid reply fails them with ``RedisError/invalidReply(_:)``
+/// and closes the connection.
+final class RedisCommandHandler: ChannelDuplexHandler {
+    typealias InboundIn = RESPValue
+    typealias InboundOut = RESPValue
+    typealias OutboundIn = RedisRequest
+    typealias OutboundOut = ByteBuffer
+
+    private var waiting = CircularBuffer<ReplySlot>()
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let request = Self.unwrapOutboundIn(data)
+        waiting.append(request.reply)
+        context.write(Self.wrapOutboundOut(request.bytes), promise: promise)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let value = Self.unwrapInboundIn(data)
+        if case .push = value {
+            context.fireChannelRead(data)
+            return
+        }
+        guard let slot = waiting.popFirst() else {
+            failAll(RedisError.protocolError("a reply nobody asked for"))
+            context.close(promise: nil)
+            return
+        }
+        slot.succeed(value)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        failAll(RedisError.connectionClosed)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        switch error {
+        case let error as RESPParseError: failAll(RedisError.invalidReply(error))
+        case let error as RedisError: failAll(error)
+        default: failAll(RedisError.protocolError("\(error)"))
+        }
+        context.close(promise: nil)
+    }
+
+    private func failAll(_ error: RedisError) {
+        while let slot = waiting.popFirst() { slot.fail(error) }
+    }
+}
