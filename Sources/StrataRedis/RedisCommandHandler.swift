@@ -26,8 +26,7 @@ final class RedisCommandHandler: ChannelDuplexHandler {
             return
         }
         guard let slot = waiting.popFirst() else {
-            failAll(RedisError.protocolError("a reply nobody asked for"))
-            context.close(promise: nil)
+            closeAndFailAll(context: context, RedisError.protocolError("a reply nobody asked for"))
             return
         }
         slot.succeed(value)
@@ -40,11 +39,19 @@ final class RedisCommandHandler: ChannelDuplexHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         switch error {
-        case let error as RESPParseError: failAll(RedisError.invalidReply(error))
-        case let error as RedisError: failAll(error)
-        default: failAll(RedisError.protocolError("\(error)"))
+        case let error as RESPParseError: closeAndFailAll(context: context, RedisError.invalidReply(error))
+        case let error as RedisError: closeAndFailAll(context: context, error)
+        default: closeAndFailAll(context: context, RedisError.protocolError("\(error)"))
         }
+    }
+
+    /// Closes first, so a caller that retries as soon as it fails already
+    /// finds this connection inactive and does not write to it.
+    private func closeAndFailAll(context: ChannelHandlerContext, _ error: RedisError) {
+        var pending = CircularBuffer<ReplySlot>()
+        swap(&pending, &waiting)
         context.close(promise: nil)
+        while let slot = pending.popFirst() { slot.fail(error) }
     }
 
     private func failAll(_ error: RedisError) {

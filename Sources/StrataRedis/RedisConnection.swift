@@ -9,13 +9,16 @@ final class RedisConnection: Sendable {
     let channel: any Channel
     let timeout: Duration
     private let closed = Atomic<Bool>(false)
+    /// Set before a connection that must not be reused fails its caller, so a
+    /// caller that retries at once is given another connection.
+    private let retired = Atomic<Bool>(false)
 
     init(channel: any Channel, timeout: Duration) {
         self.channel = channel
         self.timeout = timeout
     }
 
-    var isActive: Bool { channel.isActive }
+    var isActive: Bool { channel.isActive && !retired.load(ordering: .acquiring) }
 
     static func connect(_ configuration: RedisConfiguration, group: any EventLoopGroup) async throws -> RedisConnection {
         let bootstrap = ClientBootstrap(group: group)
@@ -59,9 +62,10 @@ final class RedisConnection: Sendable {
         let slot = ReplySlot(promise: channel.eventLoop.makePromise(of: RESPValue.self))
         var buffer = channel.allocator.buffer(capacity: 64 + arguments.reduce(0) { $0 + $1.count + 16 })
         RESPEncoder.encode(arguments, into: &buffer)
-        let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanosecondsClamped)) {
+        let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanosecondsClamped)) { [self] in
+            retired.store(true, ordering: .releasing)  // never reuse: the late reply would answer the next caller
             slot.fail(RedisError.timeout)
-            channel.close(promise: nil)  // never reuse: the late reply would answer the next caller
+            channel.close(promise: nil)
         }
         slot.promise.futureResult.whenComplete { _ in deadline.cancel() }
         channel.writeAndFlush(RedisRequest(bytes: buffer, reply: slot)).whenFailure { error in

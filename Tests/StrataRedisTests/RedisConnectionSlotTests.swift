@@ -8,21 +8,28 @@ import Testing
 /// The pool's connection slots: one connect per slot shared by its callers,
 /// every channel closed exactly once, backoff doubled once per failed connect.
 @Suite(.serialized) struct RedisConnectionSlotTests {
-    /// The server's `connected_clients`, minus the observer's own connection.
-    func otherConnections(_ observer: RedisClient) async throws -> Int {
-        guard case .bulkString(let buffer?) = try await observer.send("INFO", "clients") else { return -1 }
-        let line = String(buffer: buffer).split(separator: "\r\n").first { $0.hasPrefix("connected_clients:") }
-        return (line.flatMap { Int($0.dropFirst("connected_clients:".count)) } ?? 0) - 1
+    /// Connections the server lists (`CLIENT LIST`) with this client name.
+    func connections(named name: String, _ observer: RedisClient) async throws -> Int {
+        guard case .bulkString(let buffer?) = try await observer.send("CLIENT", "LIST") else { return -1 }
+        return String(buffer: buffer).split(separator: "\n").filter { $0.contains(" name=\(name) ") }.count
     }
 
-    /// Polls (the server notices a close asynchronously) until `expected` or 2 s.
-    func settledConnections(_ observer: RedisClient, expected: Int) async throws -> Int {
-        let deadline = ContinuousClock.now + .seconds(2)
+    /// Polls (the server notices a close asynchronously) until `expected` or 5 s.
+    func settledConnections(named name: String, _ observer: RedisClient, expected: Int) async throws -> Int {
+        let deadline = ContinuousClock.now + .seconds(5)
         while true {
-            let count = try await otherConnections(observer)
+            let count = try await connections(named: name, observer)
             if count == expected || ContinuousClock.now >= deadline { return count }
             try await Task.sleep(for: .milliseconds(5))
         }
+    }
+
+    /// Connects for real, then names the connection so `CLIENT LIST` can tell it apart.
+    static func namedConnect(_ name: String, _ configuration: RedisConfiguration,
+                             _ group: any EventLoopGroup) async throws -> RedisConnection {
+        let connection = try await RedisConnection.connect(configuration, group: group)
+        _ = try await connection.send(["CLIENT", "SETNAME", name].map { Array($0.utf8) })
+        return connection
     }
 
     func observer(_ server: RedisServer) throws -> RedisClient {
@@ -32,14 +39,14 @@ import Testing
     @Test func racingFirstGetsShareOneConnectPerSlotAndLeaveNothingOpenAfterShutdown() async throws {
         let server = try await RedisServer()
         let observer = try observer(server)
-        #expect(try await otherConnections(observer) == 0)
         let rounds = ProcessInfo.processInfo.environment["STRATA_REDIS_RACE_ROUNDS"].flatMap(Int.init) ?? 25
         for round in 0..<rounds {
             let attempts = Counter()
+            let name = "race-\(round)"
             let client = RedisClient(configuration: try RedisConfiguration(url: server.url, connections: 4),
                                      group: MultiThreadedEventLoopGroup.singleton) { configuration, group in
                 attempts.increment()
-                return try await RedisConnection.connect(configuration, group: group)
+                return try await Self.namedConnect(name, configuration, group)
             }
             let failures = Counter()
             await withTaskGroup(of: Void.self) { group in
@@ -47,8 +54,9 @@ import Testing
                     group.addTask { if (try? await client.send("GET", "k")) == nil { failures.increment() } }
                 }
             }
+            #expect(try await connections(named: name, observer) == 4, "round \(round): the pool's connections are listed")
             await client.shutdown()
-            let left = try await settledConnections(observer, expected: 0)
+            let left = try await settledConnections(named: name, observer, expected: 0)
             #expect(failures.value == 0, "round \(round)")
             #expect(attempts.value == 4, "round \(round): one connect per slot, shared by its 100 callers")
             #expect(left == 0, "round \(round): connections left open after shutdown()")
@@ -65,7 +73,7 @@ import Testing
                                  group: MultiThreadedEventLoopGroup.singleton) { configuration, group in
             entered.open()
             await release.wait()  // the connect is held until shutdown() has run
-            return try await RedisConnection.connect(configuration, group: group)
+            return try await Self.namedConnect("late", configuration, group)
         }
         async let get = Result(catching: { try await client.send("PING") })
         await entered.wait()
@@ -77,7 +85,7 @@ import Testing
         await shutdown
         let outcome = await get
         #expect(throws: RedisError.connectionClosed) { try outcome.get() }
-        #expect(try await settledConnections(observer, expected: 0) == 0, "the late connection was closed")
+        #expect(try await settledConnections(named: "late", observer, expected: 0) == 0, "the late connection was closed")
         await #expect(throws: RedisError.connectionClosed) { try await client.send("PING") }
         await observer.shutdown(); await server.kill()
     }
