@@ -81,3 +81,26 @@ import Testing
         #expect(try await cache.get(1) == 3)
     }
 }
+
+extension InvalidationTests {
+    @Test func aPooledReadStartedBeforeAChangeElsewhereIsNotSharedAfterIt() async throws {
+        let memory = MemoryCacheLevel<String, Int>(capacity: 1 << 20)
+        let shared = FakeLevel<String, Int>(name: "shared", ["k": 1])
+        let pooled = shared.pooled()
+        let cache = memory + pooled
+        let gate = Gate()
+        shared.holdGets(on: gate)
+        shared.readBeforeHolding(true)
+        async let first = cache.get("k")
+        #expect(await poll { shared.callCounts.gets == 1 }, "the first read reaches the shared level")
+        await shared.changeElsewhere("k", to: 2)
+        // A get that starts after the change must not join the read of the old value.
+        async let second = cache.get("k")
+        #expect(await poll { shared.callCounts.gets == 2 }, "the second get started its own read")
+        gate.open()
+        #expect(try await first == 1)
+        #expect(try await second == 2)
+        await cache.waitForPendingWrites()
+        #expect(memory.value(forKey: "k") != 1)
+    }
+}
