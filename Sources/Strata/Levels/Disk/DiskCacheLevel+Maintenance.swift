@@ -100,6 +100,7 @@ extension DiskCacheLevel {
                 state.counters.directoryRecreations += 1
             }
             logger.warning("cache directory was deleted; created it again", metadata: ["directory": "\(path)"])
+            changes.directoryRecreated()
             return true
         }
     }

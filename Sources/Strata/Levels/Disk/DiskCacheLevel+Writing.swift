@@ -33,6 +33,7 @@ extension DiskCacheLevel {
         }
         let record = DiskIndexEntry(size: entry.count, expiresAt: deadline,
                                     fingerprint: entry.withUnsafeBytes { EntryFingerprint(prefix: $0, size: entry.count) })
+        changes.note(id, key)
         var outcome = await store(entry, id: id, record: record)
         if case .failed(ENOENT) = outcome, recoverDirectory() {
             outcome = await store(entry, id: id, record: record)  // the directory was deleted: once more
@@ -64,6 +65,7 @@ extension DiskCacheLevel {
         }
         let file = file(id)
         return entryLocks.withLock(id) {
+            changes.noteOwnRename(id, record.fingerprint)
             if rename(temp, file) != 0 {
                 let code = errno
                 unlink(temp)
