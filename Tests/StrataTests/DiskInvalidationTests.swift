@@ -1,4 +1,5 @@
 import Foundation
+import Dispatch
 import Strata
 import StrataTestSupport
 import Testing
@@ -94,5 +95,31 @@ import Testing
         #expect(s.memory.value(forKey: "b") == "v3")
         try await s.other.set("w", forKey: "b")
         #expect(await poll { s.memory.value(forKey: "b") == nil }, "the recreated directory is not watched")
+    }
+
+    @Test func aWriteAndARemoveByAnotherStrataProcessReachThisProcesssMemoryLevel() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let memory = MemoryCacheLevel<String, Data>(capacity: 1 << 20)
+        let disk = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 400_000)
+        let cache = memory + disk
+        try await cache.set(Data("mine".utf8), forKey: "user:7")
+        func otherProcess(_ arguments: String...) async throws -> Int32 {
+            let process = Process()
+            process.executableURL = productsDirectory.appendingPathComponent("StrataDiskWorker")
+            process.arguments = [dir.path] + arguments
+            try process.run()
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { process.waitUntilExit(); continuation.resume() }
+            }
+            return process.terminationStatus
+        }
+        #expect(try await otherProcess("set", "user:7", "theirs") == 0)
+        #expect(await poll { memory.value(forKey: "user:7") == nil }, "this process kept serving its old copy")
+        #expect(try await cache.get("user:7") == Data("theirs".utf8))
+        await cache.waitForPendingWrites()
+        #expect(memory.value(forKey: "user:7") == Data("theirs".utf8))
+        #expect(try await otherProcess("remove", "user:7") == 0)
+        #expect(await poll { memory.value(forKey: "user:7") == nil })
+        #expect(try await cache.getIfPresent("user:7") == nil)
     }
 }
