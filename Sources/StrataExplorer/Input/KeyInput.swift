@@ -2,6 +2,7 @@
 public enum Key: Equatable, Sendable {
     case character(Character)
     case enter, escape, backspace, up, down, resize, interrupt, redraw, help
+    case left, right, home, end, pageUp, pageDown, insert, delete
 }
 
 /// What a key asks the app to do.
@@ -20,6 +21,8 @@ public struct InputController: Equatable, Sendable {
     /// The text after `:` while the command line is open.
     public private(set) var commandLine: String?
     public private(set) var showHelp = false
+    /// The first help line shown (the app clamps it to what the screen holds).
+    public private(set) var helpScroll = 0
     public private(set) var history: [String] = []
     private var historyIndex: Int?
     private var draft = ""
@@ -33,8 +36,15 @@ public struct InputController: Equatable, Sendable {
         if key == .redraw || key == .resize { return [.redraw] }
         if commandLine != nil { return editCommandLine(key) }
         if showHelp {
-            if key == .escape || key == .character("?") || key == .character("q") || key == .help || key == .character("h") {
-                showHelp = false
+            switch key {
+            case .escape, .character("?"), .character("q"), .help, .character("h"): showHelp = false
+            case .down, .character("j"): helpScroll += 1
+            case .up, .character("k"): helpScroll = max(0, helpScroll - 1)
+            case .pageDown, .character(" "): helpScroll += 10
+            case .pageUp: helpScroll = max(0, helpScroll - 10)
+            case .home: helpScroll = 0
+            case .end: helpScroll = Int.max / 2
+            default: break
             }
             return []
         }
@@ -53,12 +63,19 @@ public struct InputController: Equatable, Sendable {
         case .character("+"), .character("="): return [.faster]
         case .character("-"): return [.slower]
         case .character("q"): return [.run(.quit)]
-        case .character("?"), .character("h"), .help: showHelp = true
+        case .character("?"), .character("h"), .help:
+            showHelp = true
+            helpScroll = 0
         case .character(let c) where c.isNumber && c != "0":
             if let digit = c.wholeNumberValue, (1...9).contains(digit) { return [.flipToggle(index: digit - 1)] }
         default: break
         }
         return []
+    }
+
+    /// Keeps the help scroll within `maximum` (what the screen can scroll to).
+    public mutating func clampHelpScroll(to maximum: Int) {
+        helpScroll = min(max(0, helpScroll), max(0, maximum))
     }
 
     private mutating func open(_ text: String) {
@@ -69,28 +86,29 @@ public struct InputController: Equatable, Sendable {
 
     private mutating func editCommandLine(_ key: Key) -> [InputAction] {
         guard var line = commandLine else { return [] }
+        // Own the only reference while editing: appending to a string that
+        // `commandLine` still shares would copy it, every key (quadratic paste).
+        commandLine = nil
         switch key {
         case .escape:
-            commandLine = nil
             return []
         case .enter:
-            commandLine = nil
             let text = line.trimmingCharacters(in: .whitespaces)
             guard !text.isEmpty else { return [] }
             if history.last != text { history.append(text) }
             if history.count > Self.historyLimit { history.removeFirst() }
             do { return [.run(try CommandParser.parse(text))] } catch { return [.error(error.message)] }
         case .backspace:
-            if line.isEmpty { commandLine = nil; return [] }
+            if line.isEmpty { return [] }
             line.removeLast()
         case .up:
-            guard !history.isEmpty else { return [] }
+            guard !history.isEmpty else { break }
             if historyIndex == nil { draft = line }
             let index = max(0, (historyIndex ?? history.count) - 1)
             historyIndex = index
             line = history[index]
         case .down:
-            guard let index = historyIndex else { return [] }
+            guard let index = historyIndex else { break }
             if index + 1 < history.count {
                 historyIndex = index + 1
                 line = history[index + 1]
@@ -99,7 +117,10 @@ public struct InputController: Equatable, Sendable {
                 line = draft
             }
         case .character(let c):
-            guard line.utf8.count < CommandParser.maxLength else { return [.error("command line is full")] }
+            guard line.utf8.count < CommandParser.maxLength else {
+                commandLine = line
+                return [.error("command line is full (\(CommandParser.maxLength) bytes)")]
+            }
             line.append(c)
         default: break
         }

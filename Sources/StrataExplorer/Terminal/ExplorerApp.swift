@@ -32,6 +32,8 @@ public final class ExplorerApp {
         self.themeDirectories = themeDirectories
         self.hz = hz
         backend.apply(theme)
+        // The screen is up: from here on only the renderer writes to the terminal.
+        LogRouter.shared.route(to: model)
     }
 
     /// Starts the loop; `onExit` runs (on the main queue) after the terminal is restored.
@@ -63,22 +65,39 @@ public final class ExplorerApp {
         self.timer = timer
     }
 
+    /// Keys handled per frame at most: a long paste is taken in batches, with
+    /// a paint and the signal sources (SIGTERM) served between them.
+    static let keysPerFrame = 8192
+    var continuationScheduled = false
+
     /// One frame: drain keys (a resize arrives as a key), advance rates, paint.
     func frame(tick: Bool) {
-        while let key = backend.readKey() {
+        var handled = 0
+        while handled < Self.keysPerFrame, let key = backend.readKey() {
+            handled += 1
             for action in input.handle(key) { perform(action) }
             if timer == nil { return }  // quit
         }
         if tick { model.tick() }
         paint()
+        if handled == Self.keysPerFrame && !continuationScheduled {
+            continuationScheduled = true
+            DispatchQueue.main.async {
+                MainActor.assumeIsolated {
+                    self.continuationScheduled = false
+                    if self.timer != nil { self.frame(tick: false) }
+                }
+            }
+        }
     }
 
     func paint() {
         let size = backend.size
+        input.clampHelpScroll(to: Renderer.helpMaxScroll(height: size.height))
         let state = ViewState(
             title: model.pipeline.spec.name, panes: model.panes(), events: Array(model.events.prefix(size.height)),
             status: model.status,
-            commandLine: input.commandLine, showHelp: input.showHelp, paused: model.isPaused, hz: hz,
+            commandLine: input.commandLine, showHelp: input.showHelp, helpScroll: input.helpScroll, paused: model.isPaused, hz: hz,
             workload: model.workloadDescription, theme: theme.name
         )
         // The screen is a function of the state: an unchanged state (an idle
@@ -146,6 +165,7 @@ public final class ExplorerApp {
         stdinSource?.cancel()
         for source in signalSources { source.cancel() }
         backend.shutdown()
+        LogRouter.shared.route(to: nil)
         model.shutdown()
         onExit?(status)
     }

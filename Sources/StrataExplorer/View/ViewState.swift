@@ -7,13 +7,15 @@ public struct ViewState: Equatable, Sendable {
     /// The text after `:` while the command line is open.
     public var commandLine: String?
     public var showHelp: Bool
+    /// The first help line shown when the overlay does not fit.
+    public var helpScroll: Int
     public var paused: Bool
     public var hz: Int
     public var workload: String?
     public var theme: String
 
     public init(title: String, panes: [PaneState], events: [EventLine] = [], status: CommandOutcome = CommandOutcome(""),
-                commandLine: String? = nil, showHelp: Bool = false, paused: Bool = false, hz: Int = 10,
+                commandLine: String? = nil, showHelp: Bool = false, helpScroll: Int = 0, paused: Bool = false, hz: Int = 10,
                 workload: String? = nil, theme: String = "default") {
         self.title = title
         self.panes = panes
@@ -21,6 +23,7 @@ public struct ViewState: Equatable, Sendable {
         self.status = status
         self.commandLine = commandLine
         self.showHelp = showHelp
+        self.helpScroll = helpScroll
         self.paused = paused
         self.hz = hz
         self.workload = workload
@@ -45,7 +48,7 @@ public enum KeyHelp {
         ("+ / -", "faster / slower refresh"),
         ("t", "next colour theme"),
         ("Ctrl-L", "redraw the screen"),
-        ("? h F1", "this help (Esc or ? closes)"),
+        ("? h F1", "this help (Esc or ? closes; ↑/↓ PgUp/PgDn scroll)"),
         ("q Ctrl-C", "quit"),
     ]
 
