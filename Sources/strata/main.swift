@@ -153,7 +153,8 @@ struct Explore: AsyncParsableCommand {
         let app: ExplorerApp
         do {
             app = try ExplorerApp(model: model, theme: chosenTheme, themeDirectories: [paths.themesDirectory],
-                                  hz: hz, noColor: noColor, forceASCII: ascii)
+                                  hz: hz, noColor: noColor, forceASCII: ascii,
+                                  historyFile: HistoryFile(path: paths.historyFile))
         } catch {
             model.shutdown()
             fail("\(error)")

@@ -25,8 +25,10 @@ import Testing
         await workload.finished()
         let l1 = model.panes()[0].stats
         #expect(l1.gets >= 4000)
-        // Warm-up misses (the first 64 keys) lower the ratio a little.
-        #expect((0.25...0.37).contains(l1.hitRatio), "L1 hit ratio \(l1.hitRatio) over \(l1.gets) gets; expected about 64/200")
+        // Warm-up misses (the first 64 keys) and concurrent misses for a key
+        // already being fetched (up to 64 gets in flight) lower it; the
+        // defect showed 52-71%, impossible for independent uniform requests.
+        #expect((0.15...0.37).contains(l1.hitRatio), "L1 hit ratio \(l1.hitRatio) over \(l1.gets) gets; expected about 64/200")
     }
 
     // D5: SECONDS is a time limit: a workload the pipeline cannot keep up with

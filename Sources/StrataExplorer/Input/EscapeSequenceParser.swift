@@ -80,6 +80,8 @@ public struct EscapeSequenceParser: Equatable, Sendable {
         case 12: return [.redraw]            // Ctrl-L
         case 10, 13: return [.enter]
         case 8, 127: return [.backspace]
+        case 9: return [.tab]
+        case 1...26: return [.control(Character(Unicode.Scalar(UInt8(96 + code))))]
         case 0..<32: return []
         default:
             guard let scalar = Unicode.Scalar(code) else { return [] }
@@ -97,6 +99,7 @@ public struct EscapeSequenceParser: Equatable, Sendable {
         case 0x44: return .left
         case 0x48: return .home
         case 0x46: return .end
+        case 0x5A: return .backTab                 // Shift-Tab
         case 0x7E:
             switch Int(fields.first ?? "") {
             case 1, 7: return .home

@@ -22,10 +22,17 @@ public final class ExplorerApp {
     /// Frames actually painted (unchanged frames are skipped).
     public private(set) var framesPainted = 0
     var onExit: (@MainActor (Int32) -> Void)?
+    /// Where the `:` history is kept across runs (nil: not kept).
+    let historyFile: HistoryFile?
 
     public init(model: ExplorerModel, theme: Theme, themeDirectories: [String], hz: Int,
-                noColor: Bool, forceASCII: Bool) throws {
+                noColor: Bool, forceASCII: Bool, historyFile: HistoryFile? = nil) throws {
         self.model = model
+        self.historyFile = historyFile
+        input = InputController(history: historyFile?.load() ?? [])
+        input.completion = Completion(levels: model.pipeline.levels.map(\.spec.name),
+                                      toggles: model.pipeline.toggles.map(\.name),
+                                      themes: Array(Set(Theme.builtinNames + themeDirectories.flatMap(Theme.userThemeNames))).sorted())
         self.backend = try NcursesBackend(noColor: noColor, forceASCII: forceASCII)
         self.renderer = Renderer(unicode: backend.unicode)
         self.theme = theme
@@ -97,7 +104,7 @@ public final class ExplorerApp {
         let state = ViewState(
             title: model.pipeline.spec.name, panes: model.panes(), events: Array(model.events.prefix(size.height)),
             status: model.status,
-            commandLine: input.commandLine, showHelp: input.showHelp, helpScroll: input.helpScroll, paused: model.isPaused, hz: hz,
+            commandLine: input.commandLine, commandCursor: input.commandCursor, showHelp: input.showHelp, helpScroll: input.helpScroll, paused: model.isPaused, hz: hz,
             workload: model.workloadDescription, theme: theme.name
         )
         // The screen is a function of the state: an unchanged state (an idle
@@ -129,6 +136,7 @@ public final class ExplorerApp {
         case .slower: setHz(max(1, hz - (hz > 10 ? 5 : 1)))
         case .redraw: forceRedraw = true
         case .error(let message): model.setStatus(CommandOutcome(message, isError: true))
+        case .hint(let message): model.setStatus(CommandOutcome(message))
         }
     }
 
@@ -166,6 +174,7 @@ public final class ExplorerApp {
         for source in signalSources { source.cancel() }
         backend.shutdown()
         LogRouter.shared.route(to: nil)
+        historyFile?.save(input.history)
         model.shutdown()
         onExit?(status)
     }

@@ -143,6 +143,7 @@ public final class NcursesBackend {
         case KEY_DC: .delete
         case KEY_BACKSPACE: .backspace
         case KEY_ENTER: .enter
+        case KEY_BTAB: .backTab
         case KEY_F0 + 1: .help
         default: nil
         }

@@ -2,6 +2,8 @@
 public enum Role: Int, CaseIterable, Sendable {
     case normal, title, border, label, value, hit, miss, error, dim, status, statusError
     case footer, footerKey, sparkline, toggleOn, toggleOff, helpText, helpKey, command
+    /// The character under the command line's cursor (the command colours swapped).
+    case cursor
 }
 
 /// One character cell. A wide character fills its cell and marks the next as

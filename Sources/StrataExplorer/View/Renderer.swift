@@ -150,26 +150,51 @@ public struct Renderer: Sendable {
 
     func drawStatus(_ state: ViewState, y: Int, into buffer: inout CellBuffer) {
         if let command = state.commandLine {
-            buffer.fill(" ", x: 0, y: y, count: buffer.width, role: .command)
-            // Show the end being typed: walk back from it, never the whole
-            // line (a pasted megabyte would make every frame quadratic).
-            let room = buffer.width - 2  // the prompt and the right edge
-            var tail: [Character] = [unicode ? "█" : "_"]
-            var used = 1
-            var cut = false
-            for character in command.reversed() {
-                let w = TextWidth.of(character)
-                if used + w > room { cut = true; break }
-                tail.append(character)
-                used += w
-            }
-            let prompt = cut ? (unicode ? "…" : "<") : ":"
-            buffer.put(prompt + String(tail.reversed()), x: 0, y: y, role: .command)
+            drawCommandLine(command, charactersAfterCursor: state.commandCursor, y: y, into: &buffer)
             return
         }
         let role: Role = state.status.isError ? .statusError : .status
         buffer.fill(" ", x: 0, y: y, count: buffer.width, role: role)
         buffer.put(" " + state.status.message, x: 0, y: y, role: role, limit: buffer.width - 1, ellipsis: true)
+    }
+
+    /// The `:` line with its cursor. Only the characters near the cursor are
+    /// walked, never the whole line (a pasted megabyte would make every frame
+    /// slow): up to a third of the width after the cursor, the rest before it.
+    /// A cut on either side shows as `…`.
+    func drawCommandLine(_ command: String, charactersAfterCursor: Int, y: Int, into buffer: inout CellBuffer) {
+        buffer.fill(" ", x: 0, y: y, count: buffer.width, role: .command)
+        let room = buffer.width - 2  // the prompt and the right edge
+        let cursorAt = command.index(command.endIndex, offsetBy: -charactersAfterCursor, limitedBy: command.startIndex)
+            ?? command.startIndex
+        let atEnd = cursorAt == command.endIndex
+        let cursor: Character = atEnd ? (unicode ? "█" : "_") : command[cursorAt]
+        var used = TextWidth.of(cursor)
+        var after: [Character] = []
+        var afterCut = false
+        if !atEnd {
+            let budget = max(0, room / 3)
+            for character in command[command.index(after: cursorAt)...] {
+                let w = TextWidth.of(character)
+                if used + w > budget { afterCut = true; break }
+                after.append(character)
+                used += w
+            }
+            if afterCut { used += 1 }
+        }
+        var before: [Character] = []
+        var beforeCut = false
+        for character in command[..<cursorAt].reversed() {
+            let w = TextWidth.of(character)
+            if used + w > room { beforeCut = true; break }
+            before.append(character)
+            used += w
+        }
+        var x = buffer.put(beforeCut ? (unicode ? "…" : "<") : ":", x: 0, y: y, role: .command)
+        x += buffer.put(String(before.reversed()), x: x, y: y, role: .command)
+        x += buffer.put(String(cursor), x: x, y: y, role: atEnd ? .command : .cursor)
+        x += buffer.put(String(after), x: x, y: y, role: .command)
+        if afterCut { buffer.put(unicode ? "…" : ">", x: x, y: y, role: .command) }
     }
 
     /// Key hints left to right; when they do not all fit, `? help` and

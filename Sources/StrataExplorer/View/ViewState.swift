@@ -6,6 +6,8 @@ public struct ViewState: Equatable, Sendable {
     public var status: CommandOutcome
     /// The text after `:` while the command line is open.
     public var commandLine: String?
+    /// Characters after the command line's cursor (0: at the end).
+    public var commandCursor: Int
     public var showHelp: Bool
     /// The first help line shown when the overlay does not fit.
     public var helpScroll: Int
@@ -15,13 +17,14 @@ public struct ViewState: Equatable, Sendable {
     public var theme: String
 
     public init(title: String, panes: [PaneState], events: [EventLine] = [], status: CommandOutcome = CommandOutcome(""),
-                commandLine: String? = nil, showHelp: Bool = false, helpScroll: Int = 0, paused: Bool = false, hz: Int = 10,
+                commandLine: String? = nil, commandCursor: Int = 0, showHelp: Bool = false, helpScroll: Int = 0, paused: Bool = false, hz: Int = 10,
                 workload: String? = nil, theme: String = "default") {
         self.title = title
         self.panes = panes
         self.events = events
         self.status = status
         self.commandLine = commandLine
+        self.commandCursor = commandCursor
         self.showHelp = showHelp
         self.helpScroll = helpScroll
         self.paused = paused
@@ -34,7 +37,8 @@ public struct ViewState: Equatable, Sendable {
 /// Single keys, in the order help lists them.
 public enum KeyHelp {
     public static let keys: [(key: String, meaning: String)] = [
-        (":", "command line (Enter runs, Esc cancels, ↑/↓ history)"),
+        (":", "command line: Enter runs, Esc cancels, ↑/↓ history, Tab"),
+        ("←/→ ^A ^E ^U ^W ^K", "edit it: move, start, end, cut to start, word, to end"),
         ("g", "get a key (:get )"),
         ("s", "set a key (:set )"),
         ("d", "remove a key (:rm )"),
