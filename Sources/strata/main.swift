@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import StrataExplorer
 
 /// `strata`: the interactive cache explorer.
@@ -9,13 +10,75 @@ struct StrataCommand: AsyncParsableCommand {
         commandName: "strata",
         abstract: "Explore multi-level cache pipelines live in the terminal.",
         discussion: """
-        With no arguments, opens the built-in demo pipeline (memory → disk → simulated origin).
+        With no subcommand, opens the explorer (`strata explore`, options below) on the built-in demo
+        pipeline (memory → disk → simulated origin) or --config FILE.
         Keys: : command line, g get, s set, w memory warning, 1-9 toggles, p pause, ? help, q quit.
+        Exit status: 0 ok, 1 a command or check failed, 2 a usage, file or terminal error.
         """,
         version: StrataVersion.current,
         subcommands: [Explore.self, Check.self, Run.self],
         defaultSubcommand: Explore.self
     )
+
+    /// Parses and runs with one error style: `strata: error: …` on stderr,
+    /// status 2 for usage errors (as for a bad file or no terminal), 1 when a
+    /// command ran and failed. Logs go through ``LogRouter`` from the start.
+    static func main() async {
+        LoggingSystem.bootstrap { ExplorerLogHandler(label: $0) }
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if ["--help", "-h", "help"].contains(arguments.first ?? "") && arguments.count == 1 {
+            print(helpMessage() + "\n\n" + Explore.helpMessage())
+            Foundation.exit(0)
+        }
+        if let first = arguments.first, !first.hasPrefix("-") {
+            // The explorer (the default subcommand) takes no arguments, so a
+            // bare word is a subcommand: a misspelt one gets a suggestion.
+            let names = ["explore", "check", "run", "help"]
+            if !names.contains(first) {
+                let suggestion = CommandSuggestion.closest(to: first, in: names).map { "; did you mean '\($0)'?" } ?? ""
+                fail("unknown command '\(first)'\(suggestion) (see strata --help)")
+            }
+        }
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let code as ExitCode {
+            Foundation.exit(code.rawValue)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            let usage = code == .validationFailure
+            fail(message(for: error) + (usage ? " (see strata --help)" : ""), code: usage ? 2 : code.rawValue)
+        }
+    }
+}
+
+/// "Did you mean": the closest name within two edits.
+enum CommandSuggestion {
+    static func closest(to word: String, in names: [String]) -> String? {
+        let scored = names.map { ($0, distance(Array(word.lowercased()), Array($0))) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 2 else { return nil }
+        return best.0
+    }
+
+    static func distance(_ a: [Character], _ b: [Character]) -> Int {
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1] + Array(repeating: 0, count: b.count)
+            for (j, y) in b.enumerated() {
+                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
 }
 
 enum StrataVersion {
@@ -61,6 +124,9 @@ struct Explore: AsyncParsableCommand {
     @Flag(help: "Print the configuration and theme paths and exit.")
     var printPaths = false
 
+    @Option(help: "Also append log lines to this file (on screen they go to the event log).")
+    var logFile: String?
+
     func validate() throws {
         guard (1...60).contains(hz) else { throw ValidationError("--hz must be from 1 to 60") }
     }
@@ -76,6 +142,7 @@ struct Explore: AsyncParsableCommand {
         let chosenTheme: Theme
         let model: ExplorerModel
         do {
+            if let logFile { try LogRouter.shared.addLogFile(path: logFile) }
             spec = try pipeline.loadPipeline(paths: paths)
             chosenTheme = try Theme.load(theme, directories: [paths.themesDirectory])
             model = ExplorerModel(pipeline: try Pipeline(spec))
@@ -86,7 +153,8 @@ struct Explore: AsyncParsableCommand {
         let app: ExplorerApp
         do {
             app = try ExplorerApp(model: model, theme: chosenTheme, themeDirectories: [paths.themesDirectory],
-                                  hz: hz, noColor: noColor, forceASCII: ascii)
+                                  hz: hz, noColor: noColor, forceASCII: ascii,
+                                  historyFile: HistoryFile(path: paths.historyFile))
         } catch {
             model.shutdown()
             fail("\(error)")
@@ -134,10 +202,14 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Print the final statistics as JSON.")
     var json = false
 
+    @Option(help: "Append log lines to this file as well as stderr.")
+    var logFile: String?
+
     func run() async throws {
         let paths = ExplorerPaths()
         let model: ExplorerModel
         do {
+            if let logFile { try LogRouter.shared.addLogFile(path: logFile) }
             model = ExplorerModel(pipeline: try Pipeline(try pipeline.loadPipeline(paths: paths)))
         } catch {
             fail("\(error)")

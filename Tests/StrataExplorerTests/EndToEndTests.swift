@@ -6,8 +6,11 @@ import Glibc
 
 /// Runs the real `strata` binary: script mode, refusals, and the live UI in tmux.
 @Suite(.serialized) struct EndToEndTests {
+    /// The `strata` built next to the tests (`STRATA_BINARY` overrides it, e.g.
+    /// to show a test failing against an older build).
     static var binary: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("strata").path
+        if let override = ProcessInfo.processInfo.environment["STRATA_BINARY"], !override.isEmpty { return override }
+        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("strata").path
     }
 
     static func quickConfig() throws -> String {

@@ -75,9 +75,13 @@ import Testing
         _ = await model.execute(.load(pattern: .zipf, keys: 50, rate: 400, seconds: 0.5))
         let workload = try #require(model.workload)
         await workload.finished()
-        #expect(workload.completed == 200)
-        #expect(model.panes()[0].stats.gets == 200)
-        #expect(model.panes()[0].stats.hits > 100, "zipf over 50 keys mostly hits after warm-up")
+        // SECONDS is a time limit (issue 10, D5): at most the 200 gets due in
+        // 0.5 s, fewer (even none) when the machine is too busy to send them in time.
+        #expect(workload.completed <= 200, "\(workload.completed) gets")
+        #expect(model.panes()[0].stats.gets == workload.completed)
+        if workload.completed >= 150 {
+            #expect(model.panes()[0].stats.hits > workload.completed / 2, "zipf over 50 keys mostly hits after warm-up")
+        }
         #expect(await model.execute(.loadStop).isError, "nothing running any more")
         _ = await model.execute(.load(pattern: .uniform, keys: 10, rate: 1000, seconds: nil))
         #expect(await model.execute(.loadStop).message == "workload stopped")

@@ -2,6 +2,10 @@
 public enum Key: Equatable, Sendable {
     case character(Character)
     case enter, escape, backspace, up, down, resize, interrupt, redraw, help
+    case left, right, home, end, pageUp, pageDown, insert, delete
+    case tab, backTab
+    /// Ctrl plus a letter not taken above (`control("a")` is Ctrl-A).
+    case control(Character)
 }
 
 /// What a key asks the app to do.
@@ -12,29 +16,48 @@ public enum InputAction: Equatable, Sendable {
     case faster, slower
     case redraw
     case error(String)
+    /// A message that is not an error (the candidates of a Tab completion).
+    case hint(String)
 }
 
 /// Normal-mode keys and the `:` command line with history. Pure: the app
 /// feeds keys in and carries out the actions that come back.
 public struct InputController: Equatable, Sendable {
+    /// The `:` line while it is open.
+    public private(set) var line: LineEditor?
     /// The text after `:` while the command line is open.
-    public private(set) var commandLine: String?
+    public var commandLine: String? { line?.text }
+    /// Characters after the cursor on the command line (0: at the end).
+    public var commandCursor: Int { line?.charactersAfterCursor ?? 0 }
+    /// What Tab completes against (the app fills in levels, toggles, themes).
+    public var completion = Completion()
     public private(set) var showHelp = false
+    /// The first help line shown (the app clamps it to what the screen holds).
+    public private(set) var helpScroll = 0
     public private(set) var history: [String] = []
     private var historyIndex: Int?
     private var draft = ""
 
     public static let historyLimit = 100
 
-    public init() {}
+    public init(history: [String] = []) {
+        self.history = Array(history.suffix(Self.historyLimit))
+    }
 
     public mutating func handle(_ key: Key) -> [InputAction] {
         if key == .interrupt { return [.run(.quit)] }
         if key == .redraw || key == .resize { return [.redraw] }
-        if commandLine != nil { return editCommandLine(key) }
+        if line != nil { return editCommandLine(key) }
         if showHelp {
-            if key == .escape || key == .character("?") || key == .character("q") || key == .help || key == .character("h") {
-                showHelp = false
+            switch key {
+            case .escape, .character("?"), .character("q"), .help, .character("h"): showHelp = false
+            case .down, .character("j"): helpScroll += 1
+            case .up, .character("k"): helpScroll = max(0, helpScroll - 1)
+            case .pageDown, .character(" "): helpScroll += 10
+            case .pageUp: helpScroll = max(0, helpScroll - 10)
+            case .home: helpScroll = 0
+            case .end: helpScroll = Int.max / 2
+            default: break
             }
             return []
         }
@@ -53,7 +76,9 @@ public struct InputController: Equatable, Sendable {
         case .character("+"), .character("="): return [.faster]
         case .character("-"): return [.slower]
         case .character("q"): return [.run(.quit)]
-        case .character("?"), .character("h"), .help: showHelp = true
+        case .character("?"), .character("h"), .help:
+            showHelp = true
+            helpScroll = 0
         case .character(let c) where c.isNumber && c != "0":
             if let digit = c.wholeNumberValue, (1...9).contains(digit) { return [.flipToggle(index: digit - 1)] }
         default: break
@@ -61,49 +86,70 @@ public struct InputController: Equatable, Sendable {
         return []
     }
 
+    /// Keeps the help scroll within `maximum` (what the screen can scroll to).
+    public mutating func clampHelpScroll(to maximum: Int) {
+        helpScroll = min(max(0, helpScroll), max(0, maximum))
+    }
+
     private mutating func open(_ text: String) {
-        commandLine = text
+        line = LineEditor(text)
         historyIndex = nil
         draft = text
     }
 
     private mutating func editCommandLine(_ key: Key) -> [InputAction] {
-        guard var line = commandLine else { return [] }
+        guard var editor = line else { return [] }
+        // Own the only reference while editing: appending to a string that
+        // `line` still shares would copy it, every key (quadratic paste).
+        line = nil
         switch key {
         case .escape:
-            commandLine = nil
             return []
         case .enter:
-            commandLine = nil
-            let text = line.trimmingCharacters(in: .whitespaces)
+            let text = editor.text.trimmingCharacters(in: .whitespaces)
             guard !text.isEmpty else { return [] }
             if history.last != text { history.append(text) }
             if history.count > Self.historyLimit { history.removeFirst() }
             do { return [.run(try CommandParser.parse(text))] } catch { return [.error(error.message)] }
         case .backspace:
-            if line.isEmpty { commandLine = nil; return [] }
-            line.removeLast()
+            if editor.text.isEmpty { return [] }  // Backspace on an empty line closes it
+            editor.backspace()
+        case .delete, .control("d"): editor.deleteForward()
+        case .left, .control("b"): editor.moveLeft()
+        case .right, .control("f"): editor.moveRight()
+        case .home, .control("a"): editor.moveToStart()
+        case .end, .control("e"): editor.moveToEnd()
+        case .control("u"): editor.deleteToStart()
+        case .control("k"): editor.deleteToEnd()
+        case .control("w"): editor.deleteWordBefore()
+        case .tab:
+            let names = completion.complete(&editor)
+            line = editor
+            return names.count > 1 ? [.hint(names.joined(separator: "  "))] : []
         case .up:
-            guard !history.isEmpty else { return [] }
-            if historyIndex == nil { draft = line }
+            guard !history.isEmpty else { break }
+            if historyIndex == nil { draft = editor.text }
             let index = max(0, (historyIndex ?? history.count) - 1)
             historyIndex = index
-            line = history[index]
+            editor.replace(with: history[index])
         case .down:
-            guard let index = historyIndex else { return [] }
+            guard let index = historyIndex else { break }
             if index + 1 < history.count {
                 historyIndex = index + 1
-                line = history[index + 1]
+                editor.replace(with: history[index + 1])
             } else {
                 historyIndex = nil
-                line = draft
+                editor.replace(with: draft)
             }
         case .character(let c):
-            guard line.utf8.count < CommandParser.maxLength else { return [.error("command line is full")] }
-            line.append(c)
+            guard editor.text.utf8.count < CommandParser.maxLength else {
+                line = editor
+                return [.error("command line is full (\(CommandParser.maxLength) bytes)")]
+            }
+            editor.insert(c)
         default: break
         }
-        commandLine = line
+        line = editor
         return []
     }
 }

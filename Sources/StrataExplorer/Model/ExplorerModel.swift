@@ -58,6 +58,12 @@ public final class ExplorerModel: Sendable {
         return livePanes(history)
     }
 
+    /// Every level's pane as of now, paused or not (for `strata run`'s final
+    /// table: `pause` freezes the screen's figures, not the counting).
+    public func currentPanes() -> [PaneState] {
+        livePanes(state.withLock { $0.history })
+    }
+
     private func livePanes(_ history: [History]) -> [PaneState] {
         zip(pipeline.levels, history).map { level, history in
             PaneState(
@@ -135,9 +141,26 @@ public final class ExplorerModel: Sendable {
         case .set(let key, let value): return await set(key, value)
         case .remove(let key):
             do {
+                // Only the levels that count entries can say whether they held the key.
+                let before = pipeline.levels.map { $0.entries() }
                 try await pipeline.cache.remove(key)
-                log("rm \(key) → removed from every level")
-                return CommandOutcome("removed \(key)")
+                let counted = zip(pipeline.levels, before).filter { $0.1 != nil }
+                let holders = counted.filter { level, count in (level.entries() ?? 0) < (count ?? 0) }.map(\.0.spec.name)
+                if !holders.isEmpty {
+                    log("rm \(key) → removed from " + holders.joined(separator: ", "))
+                    return CommandOutcome("removed \(key) from " + holders.joined(separator: ", "))
+                }
+                let uncounted = pipeline.levels.filter { level in
+                    if case .redis = level.spec.kind { return true }
+                    return false
+                }.map(\.spec.name)
+                if !uncounted.isEmpty {
+                    log("rm \(key) → sent to every level (not in " + counted.map(\.0.spec.name).joined(separator: ", ") + ")")
+                    return CommandOutcome("rm \(key): not found in " + counted.map(\.0.spec.name).joined(separator: ", ")
+                                          + "; removed from " + uncounted.joined(separator: ", ") + " if it was there")
+                }
+                log("rm \(key) → not found, nothing removed")
+                return CommandOutcome("rm \(key): not found in any level (nothing removed)")
             } catch {
                 return failure("rm \(key)", error)
             }
@@ -177,6 +200,9 @@ public final class ExplorerModel: Sendable {
                 return state.workload
             }
             previous?.stop()
+            if let previous {
+                log("load: replaced the running \(previous.description) after \(previous.completed) gets")
+            }
             workload.start(on: pipeline.cache) { [weak self] in
                 guard let self else { return }
                 let ended = self.state.withLock { state -> Bool in
@@ -187,7 +213,8 @@ public final class ExplorerModel: Sendable {
                 if ended { self.log("load finished: \(workload.completed) gets") }
             }
             log("load \(pattern.rawValue) over \(keys) keys at \(rate)/s" + (seconds.map { String(format: " for %.0fs", $0) } ?? ""))
-            return CommandOutcome("workload started (load stop ends it)")
+            return CommandOutcome(previous.map { "workload replaced the running \($0.description) (load stop ends it)" }
+                                  ?? "workload started (load stop ends it)")
         case .loadStop:
             guard let workload = state.withLock({ state -> Workload? in
                 defer { state.workload = nil }
@@ -210,11 +237,20 @@ public final class ExplorerModel: Sendable {
             }
             return CommandOutcome("resumed")
         case .reset:
-            for level in pipeline.levels { level.statistics.reset() }
-            let now = ContinuousClock.now
-            state.withLock { state in
-                state.history = pipeline.levels.map { History(windowStart: now, windowStats: $0.statistics.snapshot()) }
-                if state.paused { state.frozen = nil; state.paused = false }
+            let reset = {
+                for level in self.pipeline.levels { level.statistics.reset() }
+                let now = ContinuousClock.now
+                self.state.withLock { state in
+                    state.history = self.pipeline.levels.map { History(windowStart: now, windowStats: $0.statistics.snapshot()) }
+                    if state.paused { state.frozen = nil; state.paused = false }
+                }
+            }
+            // Under load, no get may straddle the reset (a get counted before
+            // it and answered after it reads as more hits than gets).
+            if let workload = state.withLock({ $0.workload }) {
+                await workload.quiesce(reset)
+            } else {
+                reset()
             }
             log("counters reset")
             return CommandOutcome("counters reset")
@@ -274,7 +310,8 @@ public final class ExplorerModel: Sendable {
             if event.outcome == .hit || event.duration >= .milliseconds(1) {
                 text += " " + Units.latency(UInt64(max(0, event.duration.nanoseconds)))
             }
-            if event.outcome == .error, let error = event.error { text += " (\(error.prefix(60)))" }
+            // The whole error: the screen clips it to its width, with an ellipsis.
+            if event.outcome == .error, let error = event.error { text += " (\(error))" }
             parts.append(text)
         }
         let filled = events.filter { $0.isBackfill && $0.outcome == .stored }.map(\.level)

@@ -8,6 +8,9 @@ public struct ExplorerPaths: Equatable, Sendable {
     public var themesDirectory: String
     /// `<config>/pipeline.yaml`: opened when no `--config` is given and it exists.
     public var defaultPipeline: String
+    /// `$XDG_STATE_HOME/strata/history`, else `~/.local/state/strata/history`:
+    /// the `:` line's history across runs.
+    public var historyFile: String
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         let home = environment["HOME"] ?? NSHomeDirectory()
@@ -20,6 +23,11 @@ public struct ExplorerPaths: Equatable, Sendable {
         }
         themesDirectory = configDirectory + "/themes"
         defaultPipeline = configDirectory + "/pipeline.yaml"
+        if let state = environment["XDG_STATE_HOME"], !state.isEmpty {
+            historyFile = state + "/strata/history"
+        } else {
+            historyFile = home + "/.local/state/strata/history"
+        }
     }
 
     public var description: String {
@@ -27,6 +35,7 @@ public struct ExplorerPaths: Equatable, Sendable {
         config directory:  \(configDirectory)
         pipeline file:     \(defaultPipeline)\(FileManager.default.fileExists(atPath: defaultPipeline) ? "" : " (absent: the demo pipeline opens)")
         user themes:       \(themesDirectory)
+        command history:   \(historyFile)
         built-in themes:   \(Theme.builtinNames.joined(separator: ", "))
         """
     }

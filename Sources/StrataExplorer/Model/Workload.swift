@@ -6,22 +6,30 @@ import Synchronization
 /// 64 concurrent workers (so a slow origin does not throttle it), until
 /// stopped or `seconds` have passed. Each worker claims a sequence number and
 /// waits for that request's scheduled time, so the rate holds whatever the
-/// latency of each get.
+/// latency of each get; `seconds` is a time limit, so a workload the pipeline
+/// cannot keep up with still ends on time. Each worker draws its keys from
+/// its own independently seeded generator.
 public final class Workload: Sendable {
     public let pattern: LoadPattern
     public let keys: Int
     public let rate: Int
     public let seconds: Double?
-    public let started = ContinuousClock.now
+    public let seed: UInt64
+    /// When the workload began sending (its time limit counts from here).
+    public var started: ContinuousClock.Instant { startedAt.withLock { $0 } }
+    private let startedAt = Mutex(ContinuousClock.now)
     private let sequence = Atomic<Int>(0)
     private let completedCount = Atomic<Int>(0)
     private let task = Mutex<Task<Void, Never>?>(nil)
+    private let gate = WorkloadGate()
 
-    public init(pattern: LoadPattern, keys: Int, rate: Int, seconds: Double?) {
+    /// `seed`: the same seed replays the same keys per worker (default: random).
+    public init(pattern: LoadPattern, keys: Int, rate: Int, seconds: Double?, seed: UInt64? = nil) {
         self.pattern = pattern
         self.keys = keys
         self.rate = rate
         self.seconds = seconds
+        self.seed = seed ?? UInt64.random(in: 0...UInt64.max)
     }
 
     /// Gets issued and finished so far.
@@ -31,7 +39,7 @@ public final class Workload: Sendable {
         var text = "load \(pattern.rawValue) \(keys) keys \(rate)/s"
         if let seconds {
             let left = max(0, seconds - elapsedSeconds)
-            text += String(format: " (%.0fs left)", left)
+            text += String(format: " (%.0fs left)", left.rounded(.up))
         }
         return text
     }
@@ -41,13 +49,23 @@ public final class Workload: Sendable {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
+    var workerCount: Int { min(64, max(1, rate / 50)) }
+
+    /// One generator per worker, seeded from consecutive outputs of one
+    /// SplitMix64: independent streams, not shifted copies of one.
+    func generators() -> [KeyGenerator] {
+        var seeds = SplitMix64(seed: seed)
+        return (0..<workerCount).map { _ in KeyGenerator(pattern: pattern, keys: keys, seeds: &seeds) }
+    }
+
     /// Starts issuing gets against `cache`; `onFinish` runs when it ends by itself.
     public func start(on cache: BasicCache<String, Data>, onFinish: @escaping @Sendable () -> Void) {
-        let workers = min(64, max(1, rate / 50))
+        let streams = generators()
         let handle = Task {
+            startedAt.withLock { $0 = .now }
             await withTaskGroup(of: Void.self) { group in
-                for worker in 0..<workers {
-                    group.addTask { await self.run(worker: worker, cache: cache) }
+                for generator in streams {
+                    group.addTask { await self.run(generator, cache: cache) }
                 }
             }
             if !Task.isCancelled { onFinish() }
@@ -55,15 +73,33 @@ public final class Workload: Sendable {
         task.withLock { $0 = handle }
     }
 
-    public func stop() { task.withLock { $0 }?.cancel() }
+    public func stop() {
+        task.withLock { $0 }?.cancel()
+        gate.close()
+    }
 
     /// Waits until the workload has ended (stopped or finished).
     public func finished() async { await task.withLock { $0 }?.value }
 
-    private func run(worker: Int, cache: BasicCache<String, Data>) async {
-        var random = SplitMix64(seed: UInt64(worker) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(keys))
+    /// Holds new gets back, waits (at most `timeout`) for those in flight,
+    /// runs `body`, and lets the workload go on: counters reset in `body`
+    /// never see a get counted on one side of the reset and answered on the other.
+    public func quiesce(timeout: Duration = .seconds(2), _ body: () -> Void) async {
+        gate.hold()
+        let deadline = ContinuousClock.now + timeout
+        while gate.inFlight > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        body()
+        gate.release()
+    }
+
+    private func run(_ generator: KeyGenerator, cache: BasicCache<String, Data>) async {
+        var generator = generator
         let interval = 1.0 / Double(rate)
         while !Task.isCancelled {
+            // A time limit: past it, requests still due are not sent.
+            if let seconds, elapsedSeconds >= seconds { return }
             let n = sequence.add(1, ordering: .relaxed).newValue - 1
             let due = Double(n) * interval
             if let seconds, due >= seconds { return }
@@ -71,39 +107,11 @@ public final class Workload: Sendable {
             if wait > 0.001 {
                 do { try await Task.sleep(for: .nanoseconds(Int64(wait * 1e9))) } catch { return }
             }
-            let key = "key:\(nextIndex(n, &random))"
+            let key = "key:\(generator.index(forRequest: n))"
+            guard await gate.enter() else { return }
             _ = try? await cache.getIfPresent(key)
+            gate.leave()
             completedCount.add(1, ordering: .relaxed)
         }
-    }
-
-    func nextIndex(_ n: Int, _ random: inout SplitMix64) -> Int {
-        switch pattern {
-        case .loop: return n % keys
-        case .uniform: return Int(random.next() % UInt64(keys))
-        case .zipf: return Self.zipfIndex(unit: Double(random.next() >> 11) / Double(1 << 53), keys: keys)
-        }
-    }
-
-    /// Inverse of the continuous Zipf CDF with s = 0.99: index 0 is the hottest.
-    static func zipfIndex(unit: Double, keys: Int) -> Int {
-        let s = 0.99
-        let exponent = 1 - s
-        let top = pow(Double(keys) + 1, exponent) - 1
-        let x = pow(unit * top + 1, 1 / exponent)
-        return min(max(Int(x) - 1, 0), keys - 1)
-    }
-}
-
-/// A small, fast deterministic generator for workloads.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -60,7 +60,7 @@ public struct ScriptRunner {
     public func statisticsTable() -> String {
         let header = ["level", "kind", "gets", "hits", "misses", "hit%", "sets", "rm", "errors", "back-fills", "entries", "bytes", "p50", "p99"]
         var rows = [header]
-        for pane in model.panes() {
+        for pane in model.currentPanes() {
             let s = pane.stats
             let answered = s.hits + s.misses + s.errors
             rows.append([
@@ -79,7 +79,7 @@ public struct ScriptRunner {
 
     /// Per-level statistics as JSON.
     public func statisticsJSON() -> String {
-        let report = ScriptReport(pipeline: model.pipeline.spec.name, levels: model.panes().map {
+        let report = ScriptReport(pipeline: model.pipeline.spec.name, levels: model.currentPanes().map {
             ScriptReport.Level(level: $0.name, kind: $0.summary, statistics: $0.stats, entries: $0.entries,
                                bytes: $0.bytes, lastError: $0.lastError)
         })

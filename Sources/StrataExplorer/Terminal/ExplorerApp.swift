@@ -22,16 +22,25 @@ public final class ExplorerApp {
     /// Frames actually painted (unchanged frames are skipped).
     public private(set) var framesPainted = 0
     var onExit: (@MainActor (Int32) -> Void)?
+    /// Where the `:` history is kept across runs (nil: not kept).
+    let historyFile: HistoryFile?
 
     public init(model: ExplorerModel, theme: Theme, themeDirectories: [String], hz: Int,
-                noColor: Bool, forceASCII: Bool) throws {
+                noColor: Bool, forceASCII: Bool, historyFile: HistoryFile? = nil) throws {
         self.model = model
+        self.historyFile = historyFile
+        input = InputController(history: historyFile?.load() ?? [])
+        input.completion = Completion(levels: model.pipeline.levels.map(\.spec.name),
+                                      toggles: model.pipeline.toggles.map(\.name),
+                                      themes: Array(Set(Theme.builtinNames + themeDirectories.flatMap(Theme.userThemeNames))).sorted())
         self.backend = try NcursesBackend(noColor: noColor, forceASCII: forceASCII)
         self.renderer = Renderer(unicode: backend.unicode)
         self.theme = theme
         self.themeDirectories = themeDirectories
         self.hz = hz
         backend.apply(theme)
+        // The screen is up: from here on only the renderer writes to the terminal.
+        LogRouter.shared.route(to: model)
     }
 
     /// Starts the loop; `onExit` runs (on the main queue) after the terminal is restored.
@@ -63,22 +72,39 @@ public final class ExplorerApp {
         self.timer = timer
     }
 
+    /// Keys handled per frame at most: a long paste is taken in batches, with
+    /// a paint and the signal sources (SIGTERM) served between them.
+    static let keysPerFrame = 8192
+    var continuationScheduled = false
+
     /// One frame: drain keys (a resize arrives as a key), advance rates, paint.
     func frame(tick: Bool) {
-        while let key = backend.readKey() {
+        var handled = 0
+        while handled < Self.keysPerFrame, let key = backend.readKey() {
+            handled += 1
             for action in input.handle(key) { perform(action) }
             if timer == nil { return }  // quit
         }
         if tick { model.tick() }
         paint()
+        if handled == Self.keysPerFrame && !continuationScheduled {
+            continuationScheduled = true
+            DispatchQueue.main.async {
+                MainActor.assumeIsolated {
+                    self.continuationScheduled = false
+                    if self.timer != nil { self.frame(tick: false) }
+                }
+            }
+        }
     }
 
     func paint() {
         let size = backend.size
+        input.clampHelpScroll(to: Renderer.helpMaxScroll(height: size.height))
         let state = ViewState(
             title: model.pipeline.spec.name, panes: model.panes(), events: Array(model.events.prefix(size.height)),
             status: model.status,
-            commandLine: input.commandLine, showHelp: input.showHelp, paused: model.isPaused, hz: hz,
+            commandLine: input.commandLine, commandCursor: input.commandCursor, showHelp: input.showHelp, helpScroll: input.helpScroll, paused: model.isPaused, hz: hz,
             workload: model.workloadDescription, theme: theme.name
         )
         // The screen is a function of the state: an unchanged state (an idle
@@ -110,6 +136,7 @@ public final class ExplorerApp {
         case .slower: setHz(max(1, hz - (hz > 10 ? 5 : 1)))
         case .redraw: forceRedraw = true
         case .error(let message): model.setStatus(CommandOutcome(message, isError: true))
+        case .hint(let message): model.setStatus(CommandOutcome(message))
         }
     }
 
@@ -146,6 +173,8 @@ public final class ExplorerApp {
         stdinSource?.cancel()
         for source in signalSources { source.cancel() }
         backend.shutdown()
+        LogRouter.shared.route(to: nil)
+        historyFile?.save(input.history)
         model.shutdown()
         onExit?(status)
     }

@@ -10,15 +10,16 @@ public final class NcursesBackend {
     public let unicode: Bool
     public let colorCount: Int
     private var attributes: [Role: (attr_t, Int16)] = [:]
+    private var parser = EscapeSequenceParser()
+    private var pending: [Key] = []
 
     /// Takes over the terminal on stdin/stdout. `noColor` forces attributes only.
     public init(noColor: Bool, forceASCII: Bool) throws {
         guard isatty(0) == 1, isatty(1) == 1 else { throw TerminalError.notATerminal }
         guard let term = ProcessInfo.processInfo.environment["TERM"], !term.isEmpty else { throw TerminalError.termNotSet }
-        var codeset = String(cString: strata_init_locale())
-        if codeset != "UTF-8", setlocale(LC_CTYPE, "C.UTF-8") != nil {
-            codeset = String(cString: nl_langinfo(nl_item(CODESET)))
-        }
+        // The user's locale decides: not UTF-8 (LC_ALL=C, say) means ASCII,
+        // as the README promises; nothing switches it to C.UTF-8 behind their back.
+        let codeset = String(cString: strata_init_locale())
         guard let screen = strata_newterm(term) else { throw TerminalError.unknownTerminal(term) }
         self.screen = screen
         window = strata_stdscr()
@@ -107,31 +108,44 @@ public final class NcursesBackend {
         doupdate()
     }
 
-    /// The next key, if one is waiting.
+    /// The next key, if one is waiting. Escape sequences ncurses did not
+    /// recognise are parsed whole (``EscapeSequenceParser``), never read as
+    /// Esc plus characters.
     public func readKey() -> Key? {
-        var code: wint_t = 0
-        let result = wget_wch(window, &code)
-        if result == ERR { return nil }
-        if result == KEY_CODE_YES {
-            switch Int32(code) {
-            case KEY_RESIZE: return .resize
-            case KEY_UP: return .up
-            case KEY_DOWN: return .down
-            case KEY_BACKSPACE: return .backspace
-            case KEY_ENTER: return .enter
-            case KEY_F0 + 1: return .help
-            default: return readKey()  // ignore other function keys
+        while pending.isEmpty {
+            var code: wint_t = 0
+            let result = wget_wch(window, &code)
+            if result == ERR {
+                pending.append(contentsOf: parser.endOfInput())
+                if pending.isEmpty { return nil }
+            } else if result == KEY_CODE_YES {
+                if let key = Self.functionKey(Int32(code)) { pending.append(key) }
+            } else {
+                pending.append(contentsOf: parser.feed(UInt32(code)))
             }
         }
+        return pending.removeFirst()
+    }
+
+    /// Keys ncurses recognised from terminfo; others are ignored.
+    static func functionKey(_ code: Int32) -> Key? {
         switch code {
-        case 3: return .interrupt          // Ctrl-C (raw mode)
-        case 12: return .redraw            // Ctrl-L
-        case 10, 13: return .enter
-        case 27: return .escape
-        case 8, 127: return .backspace
-        default:
-            guard let scalar = Unicode.Scalar(UInt32(code)), code >= 32 else { return readKey() }
-            return .character(Character(scalar))
+        case KEY_RESIZE: .resize
+        case KEY_UP: .up
+        case KEY_DOWN: .down
+        case KEY_LEFT: .left
+        case KEY_RIGHT: .right
+        case KEY_HOME: .home
+        case KEY_END: .end
+        case KEY_PPAGE: .pageUp
+        case KEY_NPAGE: .pageDown
+        case KEY_IC: .insert
+        case KEY_DC: .delete
+        case KEY_BACKSPACE: .backspace
+        case KEY_ENTER: .enter
+        case KEY_BTAB: .backTab
+        case KEY_F0 + 1: .help
+        default: nil
         }
     }
 

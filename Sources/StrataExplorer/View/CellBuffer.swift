@@ -2,6 +2,8 @@
 public enum Role: Int, CaseIterable, Sendable {
     case normal, title, border, label, value, hit, miss, error, dim, status, statusError
     case footer, footerKey, sparkline, toggleOn, toggleOff, helpText, helpKey, command
+    /// The character under the command line's cursor (the command colours swapped).
+    case cursor
 }
 
 /// One character cell. A wide character fills its cell and marks the next as
@@ -18,13 +20,19 @@ public struct Cell: Equatable, Sendable {
 public struct CellBuffer: Equatable, Sendable {
     public let width: Int
     public let height: Int
+    /// Only ASCII is drawn: other text is transliterated (``ASCIIFallback``).
+    public let ascii: Bool
     public private(set) var cells: [Cell]
 
-    public init(width: Int, height: Int) {
+    public init(width: Int, height: Int, ascii: Bool = false) {
         self.width = max(0, width)
         self.height = max(0, height)
+        self.ascii = ascii
         cells = Array(repeating: .blank, count: self.width * self.height)
     }
+
+    /// What marks text cut at the edge.
+    public var ellipsis: String { ascii ? "..." : "…" }
 
     public subscript(x: Int, y: Int) -> Cell {
         get { cells[y * width + x] }
@@ -32,31 +40,59 @@ public struct CellBuffer: Equatable, Sendable {
     }
 
     /// Writes `text` from (x, y), clipped at `limit` columns (default: the
-    /// right edge). Control characters show as `·`. Returns the columns used.
+    /// right edge); with `ellipsis`, cut text ends in `…` so a cut is never
+    /// silent. Control characters show as `·`. Returns the columns used.
     @discardableResult
-    public mutating func put(_ text: String, x: Int, y: Int, role: Role, limit: Int? = nil) -> Int {
+    public mutating func put(_ text: String, x: Int, y: Int, role: Role, limit: Int? = nil, ellipsis: Bool = false) -> Int {
         guard y >= 0, y < height, x < width else { return 0 }
-        let end = min(width, x + (limit ?? width))
+        let available = min(width, x + (limit ?? width)) - x
+        guard available > 0 else { return 0 }
+        var shown: [(Character, Int)] = []
+        var used = 0
+        var cut = false
+        outer: for character in text {
+            for display in displayed(character) {
+                let w = TextWidth.of(display)
+                if w == 0 { continue }
+                if used + w > available { cut = true; break outer }
+                shown.append((display, w))
+                used += w
+            }
+        }
+        if cut && ellipsis {
+            let mark = Array(self.ellipsis)
+            while used + mark.count > available, let last = shown.popLast() { used -= last.1 }
+            if used + mark.count <= available {
+                shown += mark.map { ($0, 1) }
+                used += mark.count
+            }
+        }
         var column = x
-        for character in text {
-            let shown: Character = character.unicodeScalars.contains { $0.properties.generalCategory == .control } ? "·" : character
-            let w = TextWidth.of(shown)
-            if w == 0 { continue }
-            if column + w > end { break }
+        for (character, w) in shown {
             if column >= 0 {
-                self[column, y] = Cell(character: shown, role: role, isContinuation: false)
+                self[column, y] = Cell(character: character, role: role, isContinuation: false)
                 if w == 2 { self[column + 1, y] = Cell(character: " ", role: role, isContinuation: true) }
             }
             column += w
         }
-        return column - x
+        return used
+    }
+
+    /// A character as this buffer draws it: control characters as `·`, and
+    /// in ASCII mode the transliteration.
+    func displayed(_ character: Character) -> [Character] {
+        if character.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            return [ascii ? "." : "·"]
+        }
+        return ascii ? ASCIIFallback.transliterate(character) : [character]
     }
 
     /// Fills a row segment with one character and role.
     public mutating func fill(_ character: Character, x: Int, y: Int, count: Int, role: Role) {
         guard y >= 0, y < height else { return }
+        let shown = ascii ? (ASCIIFallback.transliterate(character).first ?? "?") : character
         for column in max(0, x)..<min(width, x + count) {
-            self[column, y] = Cell(character: character, role: role, isContinuation: false)
+            self[column, y] = Cell(character: shown, role: role, isContinuation: false)
         }
     }
 
@@ -78,7 +114,7 @@ public struct CellBuffer: Equatable, Sendable {
         let limit = x + w - 2
         for (index, (text, textRole)) in title.enumerated() {
             let piece = (index == 0 ? " " : "") + text + (index == title.count - 1 ? " " : "")
-            column += put(piece, x: column, y: y, role: textRole, limit: max(0, limit - column))
+            column += put(piece, x: column, y: y, role: textRole, limit: max(0, limit - column), ellipsis: true)
         }
     }
 

@@ -20,10 +20,15 @@ public struct Renderer: Sendable {
     }
 
     public func render(_ state: ViewState, width: Int, height: Int) -> CellBuffer {
-        var buffer = CellBuffer(width: width, height: height)
+        var buffer = CellBuffer(width: width, height: height, ascii: !unicode)
         guard width >= Self.minimumWidth, height >= Self.minimumHeight else {
             let message = "terminal too small (\(width)x\(height)); strata needs \(Self.minimumWidth)x\(Self.minimumHeight)"
-            buffer.put(message, x: 0, y: 0, role: .error)
+            let lines = Self.wrap(message, width: width)
+            for (row, line) in lines.prefix(height).enumerated() {
+                let last = row == height - 1 && lines.count > height
+                buffer.put(last ? line + " " + lines[(row + 1)...].joined(separator: " ") : line,
+                           x: 0, y: row, role: .error, ellipsis: true)
+            }
             return buffer
         }
         drawTitle(state, into: &buffer)
@@ -48,7 +53,7 @@ public struct Renderer: Sendable {
         drawEvents(state.events, y: y, height: middleBottom - y, into: &buffer)
         drawStatus(state, y: height - 2, into: &buffer)
         drawFooter(y: height - 1, into: &buffer)
-        if state.showHelp { drawHelp(into: &buffer) }
+        if state.showHelp { drawHelp(scroll: state.helpScroll, into: &buffer) }
         return buffer
     }
 
@@ -62,7 +67,7 @@ public struct Renderer: Sendable {
         if !unicode { left = left.replacingOccurrences(of: "‖", with: "||").replacingOccurrences(of: "▶", with: ">") }
         let right = "\(state.hz) Hz · \(state.theme) "
         let rightWidth = TextWidth.of(right)
-        buffer.put(left, x: 0, y: 0, role: .title, limit: max(0, buffer.width - rightWidth - 1))
+        buffer.put(left, x: 0, y: 0, role: .title, limit: max(0, buffer.width - rightWidth - 1), ellipsis: true)
         buffer.put(right, x: buffer.width - rightWidth, y: 0, role: .title)
     }
 
@@ -128,7 +133,8 @@ public struct Renderer: Sendable {
             let ratio = answered == 0 ? "-" : String(format: "%.0f%%", pane.stats.hitRatio * 100)
             return "\(pane.name) \(ratio) \(Units.count(pane.getsPerSecond))/s"
         }
-        buffer.put(" +\(panes.count) more (enlarge the terminal): " + parts.joined(separator: " · "), x: 0, y: y, role: .dim)
+        buffer.put(" +\(panes.count) more (enlarge the terminal): " + parts.joined(separator: " · "), x: 0, y: y, role: .dim,
+                   ellipsis: true)
     }
 
     func drawEvents(_ events: [EventLine], y: Int, height: Int, into buffer: inout CellBuffer) {
@@ -138,51 +144,139 @@ public struct Renderer: Sendable {
         for (row, event) in events.prefix(max(0, height - 2)).enumerated() {
             let used = buffer.put(event.time + " ", x: 2, y: y + 1 + row, role: .dim, limit: buffer.width - 4)
             buffer.put(event.text, x: 2 + used, y: y + 1 + row, role: event.isError ? .error : .normal,
-                       limit: max(0, buffer.width - 4 - used))
+                       limit: max(0, buffer.width - 4 - used), ellipsis: true)
         }
     }
 
     func drawStatus(_ state: ViewState, y: Int, into buffer: inout CellBuffer) {
         if let command = state.commandLine {
-            buffer.fill(" ", x: 0, y: y, count: buffer.width, role: .command)
-            let cursor = unicode ? "█" : "_"
-            var text = ":" + command + cursor
-            let width = buffer.width - 1
-            while TextWidth.of(text) > width { text.removeFirst() }  // show the end being typed
-            buffer.put(text, x: 0, y: y, role: .command)
+            drawCommandLine(command, charactersAfterCursor: state.commandCursor, y: y, into: &buffer)
             return
         }
         let role: Role = state.status.isError ? .statusError : .status
         buffer.fill(" ", x: 0, y: y, count: buffer.width, role: role)
-        buffer.put(" " + state.status.message, x: 0, y: y, role: role)
+        buffer.put(" " + state.status.message, x: 0, y: y, role: role, limit: buffer.width - 1, ellipsis: true)
     }
 
+    /// The `:` line with its cursor. Only the characters near the cursor are
+    /// walked, never the whole line (a pasted megabyte would make every frame
+    /// slow): up to a third of the width after the cursor, the rest before it.
+    /// A cut on either side shows as `…`.
+    func drawCommandLine(_ command: String, charactersAfterCursor: Int, y: Int, into buffer: inout CellBuffer) {
+        buffer.fill(" ", x: 0, y: y, count: buffer.width, role: .command)
+        let room = buffer.width - 2  // the prompt and the right edge
+        let cursorAt = command.index(command.endIndex, offsetBy: -charactersAfterCursor, limitedBy: command.startIndex)
+            ?? command.startIndex
+        let atEnd = cursorAt == command.endIndex
+        let cursor: Character = atEnd ? (unicode ? "█" : "_") : command[cursorAt]
+        var used = TextWidth.of(cursor)
+        var after: [Character] = []
+        var afterCut = false
+        if !atEnd {
+            let budget = max(0, room / 3)
+            for character in command[command.index(after: cursorAt)...] {
+                let w = TextWidth.of(character)
+                if used + w > budget { afterCut = true; break }
+                after.append(character)
+                used += w
+            }
+            if afterCut { used += 1 }
+        }
+        var before: [Character] = []
+        var beforeCut = false
+        for character in command[..<cursorAt].reversed() {
+            let w = TextWidth.of(character)
+            if used + w > room { beforeCut = true; break }
+            before.append(character)
+            used += w
+        }
+        var x = buffer.put(beforeCut ? (unicode ? "…" : "<") : ":", x: 0, y: y, role: .command)
+        x += buffer.put(String(before.reversed()), x: x, y: y, role: .command)
+        x += buffer.put(String(cursor), x: x, y: y, role: atEnd ? .command : .cursor)
+        x += buffer.put(String(after), x: x, y: y, role: .command)
+        if afterCut { buffer.put(unicode ? "…" : ">", x: x, y: y, role: .command) }
+    }
+
+    /// Key hints left to right; when they do not all fit, `? help` and
+    /// `q quit` stay and `…` marks the hints left out.
     func drawFooter(y: Int, into buffer: inout CellBuffer) {
         buffer.fill(" ", x: 0, y: y, count: buffer.width - 1, role: .footer)
+        let hints = KeyHelp.footer
+        func width(_ hint: (key: String, label: String)) -> Int { TextWidth.of(hint.key) + TextWidth.of(hint.label) + 3 }
+        let limit = buffer.width - 1  // never the bottom-right cell
         var x = 1
-        for (key, label) in KeyHelp.footer {
-            let needed = TextWidth.of(key) + TextWidth.of(label) + 3
-            if x + needed > buffer.width - 1 { break }  // never the bottom-right cell
-            x += buffer.put(key, x: x, y: y, role: .footerKey)
-            x += buffer.put(" " + label + "  ", x: x, y: y, role: .footer)
+        func draw(_ hint: (key: String, label: String)) {
+            x += buffer.put(hint.key, x: x, y: y, role: .footerKey)
+            x += buffer.put(" " + hint.label + "  ", x: x, y: y, role: .footer)
         }
+        if 1 + hints.reduce(0, { $0 + width($1) }) <= limit {
+            for hint in hints { draw(hint) }
+            return
+        }
+        let essential = hints.suffix(2)
+        let mark = buffer.ellipsis + " "
+        let reserved = essential.reduce(0) { $0 + width($1) } + TextWidth.of(mark)
+        for hint in hints.dropLast(2) {
+            if x + width(hint) + reserved > limit { break }
+            draw(hint)
+        }
+        x += buffer.put(mark, x: x, y: y, role: .footer)
+        for hint in essential where x + width(hint) <= limit + 2 { draw(hint) }
     }
 
-    func drawHelp(into buffer: inout CellBuffer) {
+    /// Help lines: keys, a gap, commands.
+    static var helpLines: [(String, String)] {
         var lines: [(String, String)] = KeyHelp.keys.map { ($0.key, $0.meaning) }
         lines.append(("", ""))
         lines.append(contentsOf: Command.reference.map { (":" + $0.syntax, $0.meaning) })
+        return lines
+    }
+
+    /// How far the help overlay can scroll on a screen `height` rows high.
+    public static func helpMaxScroll(height: Int) -> Int {
+        let lines = helpLines.count
+        let visible = max(0, min(height - 2, lines + 2) - 2)
+        return max(0, lines - visible)
+    }
+
+    func drawHelp(scroll: Int, into buffer: inout CellBuffer) {
+        let lines = Self.helpLines
         let width = min(buffer.width - 2, 92)
         let height = min(buffer.height - 2, lines.count + 2)
+        let visible = max(0, height - 2)
+        let first = min(max(0, scroll), Self.helpMaxScroll(height: buffer.height))
         let x = (buffer.width - width) / 2, y = (buffer.height - height) / 2
         for row in y..<(y + height) { buffer.fill(" ", x: x, y: row, count: width, role: .helpText) }
-        buffer.box(x: x, y: y, width: width, height: height, title: [("help", .helpKey), (" Esc closes", .helpText)],
-                   glyphs: glyphs, role: .helpText)
-        let keyWidth = min(32, lines.map { TextWidth.of($0.0) }.max() ?? 0)
-        for (row, (key, meaning)) in lines.prefix(height - 2).enumerated() {
-            buffer.put(key, x: x + 2, y: y + 1 + row, role: .helpKey, limit: keyWidth)
-            buffer.put(meaning, x: x + 3 + keyWidth, y: y + 1 + row, role: .helpText, limit: max(0, width - keyWidth - 5))
+        var title: [(String, Role)] = [("help", .helpKey), (" Esc closes", .helpText)]
+        let above = first > 0, below = first + visible < lines.count
+        if above || below {
+            title.append((" · " + (above ? "↑" : "") + (below ? "↓" : "") + " more (↑/↓ scroll)", .helpText))
         }
+        buffer.box(x: x, y: y, width: width, height: height, title: title, glyphs: glyphs, role: .helpText)
+        let keyWidth = min(32, lines.map { TextWidth.of($0.0) }.max() ?? 0)
+        for (row, (key, meaning)) in lines.dropFirst(first).prefix(visible).enumerated() {
+            buffer.put(key, x: x + 2, y: y + 1 + row, role: .helpKey, limit: keyWidth, ellipsis: true)
+            buffer.put(meaning, x: x + 3 + keyWidth, y: y + 1 + row, role: .helpText, limit: max(0, width - keyWidth - 5),
+                       ellipsis: true)
+        }
+    }
+
+    /// `text` in lines of at most `width` columns, broken at spaces.
+    static func wrap(_ text: String, width: Int) -> [String] {
+        guard width > 0 else { return [] }
+        var lines: [String] = []
+        var current = ""
+        for word in text.split(separator: " ") {
+            let candidate = current.isEmpty ? String(word) : current + " " + word
+            if TextWidth.of(candidate) <= width || current.isEmpty {
+                current = candidate
+            } else {
+                lines.append(current)
+                current = String(word)
+            }
+        }
+        if !current.isEmpty { lines.append(current) }
+        return lines
     }
 
     /// Hit ratio per second as bars: `▁▂▃▄▅▆▇█` (ASCII: `_.-=+*#@`), gaps as spaces.
@@ -214,6 +308,6 @@ struct Line {
 
     mutating func text(_ text: String, _ role: Role) {
         guard used < limit else { return }
-        used += buffer.put(text, x: x + used, y: y, role: role, limit: limit - used)
+        used += buffer.put(text, x: x + used, y: y, role: role, limit: limit - used, ellipsis: true)
     }
 }

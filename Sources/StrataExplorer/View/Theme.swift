@@ -96,6 +96,7 @@ public struct Theme: Equatable, Sendable {
         case .helpText: ("help_fg", "help_bg")
         case .helpKey: ("help_key", "help_bg")
         case .command: ("command_fg", "command_bg")
+        case .cursor: ("command_bg", "command_fg")
         }
         return ThemeStyle(foreground: color(fg), background: color(bg), attributes: attrs(fg))
     }

@@ -6,21 +6,27 @@ public struct ViewState: Equatable, Sendable {
     public var status: CommandOutcome
     /// The text after `:` while the command line is open.
     public var commandLine: String?
+    /// Characters after the command line's cursor (0: at the end).
+    public var commandCursor: Int
     public var showHelp: Bool
+    /// The first help line shown when the overlay does not fit.
+    public var helpScroll: Int
     public var paused: Bool
     public var hz: Int
     public var workload: String?
     public var theme: String
 
     public init(title: String, panes: [PaneState], events: [EventLine] = [], status: CommandOutcome = CommandOutcome(""),
-                commandLine: String? = nil, showHelp: Bool = false, paused: Bool = false, hz: Int = 10,
+                commandLine: String? = nil, commandCursor: Int = 0, showHelp: Bool = false, helpScroll: Int = 0, paused: Bool = false, hz: Int = 10,
                 workload: String? = nil, theme: String = "default") {
         self.title = title
         self.panes = panes
         self.events = events
         self.status = status
         self.commandLine = commandLine
+        self.commandCursor = commandCursor
         self.showHelp = showHelp
+        self.helpScroll = helpScroll
         self.paused = paused
         self.hz = hz
         self.workload = workload
@@ -31,7 +37,8 @@ public struct ViewState: Equatable, Sendable {
 /// Single keys, in the order help lists them.
 public enum KeyHelp {
     public static let keys: [(key: String, meaning: String)] = [
-        (":", "command line (Enter runs, Esc cancels, ↑/↓ history)"),
+        (":", "command line: Enter runs, Esc cancels, ↑/↓ history, Tab"),
+        ("←/→ ^A ^E ^U ^W ^K", "edit it: move, start, end, cut to start, word, to end"),
         ("g", "get a key (:get )"),
         ("s", "set a key (:set )"),
         ("d", "remove a key (:rm )"),
@@ -45,7 +52,7 @@ public enum KeyHelp {
         ("+ / -", "faster / slower refresh"),
         ("t", "next colour theme"),
         ("Ctrl-L", "redraw the screen"),
-        ("? h F1", "this help (Esc or ? closes)"),
+        ("? h F1", "this help (Esc or ? closes; ↑/↓ PgUp/PgDn scroll)"),
         ("q Ctrl-C", "quit"),
     ]
 

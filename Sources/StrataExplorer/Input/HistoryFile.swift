@@ -1,0 +1,31 @@
+import Foundation
+
+/// The `:` line's history kept across runs: one command a line, the newest
+/// last, in the XDG state directory (``ExplorerPaths/historyFile``). A file
+/// that cannot be read is an empty history; one that cannot be written is
+/// left as it was (history is a convenience, never a reason to fail).
+public struct HistoryFile: Sendable {
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    /// The commands saved, oldest first, at most ``InputController/historyLimit``.
+    public func load() -> [String] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+        return Array(lines.suffix(InputController.historyLimit))
+    }
+
+    /// Replaces the file with `history` (the directory is created, private).
+    public func save(_ history: [String]) {
+        let directory = (path as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                 attributes: [.posixPermissions: 0o700])
+        // A command line with a newline would read back as two commands.
+        let lines = history.suffix(InputController.historyLimit).filter { !$0.contains("\n") && !$0.contains("\r") }
+        let text = lines.map { $0 + "\n" }.joined()
+        guard FileManager.default.createFile(atPath: path + ".tmp", contents: Data(text.utf8),
+                                             attributes: [.posixPermissions: 0o600]) else { return }
+        _ = rename(path + ".tmp", path)
+    }
+}

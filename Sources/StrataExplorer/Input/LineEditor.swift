@@ -1,0 +1,88 @@
+/// A one-line text editor with a cursor, shell style: ←/→, Home/End,
+/// Ctrl-A/E (start, end), Ctrl-U (delete to the start), Ctrl-W (delete the
+/// word before the cursor), Ctrl-K (delete to the end), Backspace and Delete.
+///
+/// The cursor is kept as a count of characters *after* it, so typing at the
+/// end (a paste) never walks the text: a megabyte arrives in linear time.
+public struct LineEditor: Equatable, Sendable {
+    public private(set) var text: String
+    /// Characters after the cursor (0: the cursor is at the end).
+    public private(set) var charactersAfterCursor = 0
+
+    public init(_ text: String = "") { self.text = text }
+
+    /// The index in `text` where the cursor is.
+    var cursorIndex: String.Index {
+        charactersAfterCursor == 0 ? text.endIndex : text.index(text.endIndex, offsetBy: -charactersAfterCursor)
+    }
+
+    /// The text before the cursor.
+    public var beforeCursor: Substring { text[..<cursorIndex] }
+
+    public mutating func insert(_ character: Character) {
+        if charactersAfterCursor == 0 {
+            text.append(character)
+        } else {
+            text.insert(character, at: cursorIndex)
+        }
+    }
+
+    /// Inserts `string` at the cursor.
+    public mutating func insert(contentsOf string: String) {
+        if charactersAfterCursor == 0 {
+            text.append(string)
+        } else {
+            text.insert(contentsOf: string, at: cursorIndex)
+        }
+    }
+
+    /// Replaces the whole text; the cursor goes to the end.
+    public mutating func replace(with string: String) {
+        text = string
+        charactersAfterCursor = 0
+    }
+
+    /// Deletes the character before the cursor; false when there is none.
+    @discardableResult
+    public mutating func backspace() -> Bool {
+        let index = cursorIndex
+        guard index > text.startIndex else { return false }
+        text.remove(at: text.index(before: index))
+        return true
+    }
+
+    /// Deletes the character under the cursor.
+    public mutating func deleteForward() {
+        guard charactersAfterCursor > 0 else { return }
+        text.remove(at: cursorIndex)
+        charactersAfterCursor -= 1
+    }
+
+    public mutating func moveLeft() {
+        if cursorIndex > text.startIndex { charactersAfterCursor += 1 }
+    }
+
+    public mutating func moveRight() { charactersAfterCursor = max(0, charactersAfterCursor - 1) }
+    public mutating func moveToStart() { charactersAfterCursor = text.count }
+    public mutating func moveToEnd() { charactersAfterCursor = 0 }
+
+    /// Ctrl-U: deletes everything before the cursor.
+    public mutating func deleteToStart() {
+        text.removeSubrange(text.startIndex..<cursorIndex)
+    }
+
+    /// Ctrl-K: deletes everything from the cursor on.
+    public mutating func deleteToEnd() {
+        text.removeSubrange(cursorIndex...)
+        charactersAfterCursor = 0
+    }
+
+    /// Ctrl-W: deletes the word before the cursor and the spaces after it.
+    public mutating func deleteWordBefore() {
+        let end = cursorIndex
+        var start = end
+        while start > text.startIndex, text[text.index(before: start)] == " " { start = text.index(before: start) }
+        while start > text.startIndex, text[text.index(before: start)] != " " { start = text.index(before: start) }
+        text.removeSubrange(start..<end)
+    }
+}
