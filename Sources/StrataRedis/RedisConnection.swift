@@ -42,6 +42,7 @@ final class RedisConnection: Sendable {
             pushes?.finish()
             throw RedisError.connectionFailed("\(configuration.host):\(configuration.port): \(error)")
         }
+        CloseOnExec.mark(channel)
         let connection = RedisConnection(channel: channel, timeout: configuration.commandTimeout)
         do {
             if let password = configuration.password {
