@@ -123,3 +123,20 @@ import Testing
         #expect(try await cache.getIfPresent("user:7") == nil)
     }
 }
+
+extension DiskInvalidationTests {
+    @Test func ownRemovesAndClearsOfTheDiskLevelAreNotReportedAbove() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let s = try Setup(dir)
+        try await s.cache.set("a", forKey: "a")
+        try await s.cache.set("b", forKey: "b")
+        try await s.disk.remove("a")  // directly: the memory level keeps its copy
+        await s.disk.clear()
+        try await s.cache.set("x", forKey: "marker")
+        try await s.other.set("y", forKey: "marker")
+        // Events arrive in order: once the marker's change is seen, the
+        // remove's and clear's events have been handled too.
+        #expect(await poll { s.memory.value(forKey: "marker") == nil })
+        #expect(s.memory.value(forKey: "a") == "a" && s.memory.value(forKey: "b") == "b")
+    }
+}

@@ -82,7 +82,12 @@ extension DiskCacheLevel {
         let id = EntryID(keyBytes: keyBytes(key))
         let file = file(id)
         let failure: Int32? = entryLocks.withLock(id) {
-            if unlink(file) != 0 && errno != ENOENT { return errno }
+            changes.noteOwnDelete(id)
+            if unlink(file) != 0 {
+                let code = errno
+                changes.ownDeleteFailed(id)
+                if code != ENOENT { return code }
+            }
             state.withLock { state in
                 state.index.remove(id)
                 state.dirtyAccess[id] = nil

@@ -12,7 +12,8 @@ import Synchronization
 /// listening (the only keys a level above can hold through a composition),
 /// bounded by ``keyLimit`` (past it, everything is reported as changed and the
 /// map starts over). This level's own renames are recognised by the entry's
-/// fingerprint and not reported; anything ambiguous is reported (an extra
+/// fingerprint, and its own `remove` and `clear` by a count of pending
+/// deletes, and neither is reported; anything ambiguous is reported (an extra
 /// invalidation costs a re-read, a missing one a stale answer). Events are
 /// published in order by one task.
 final class DiskChangeFeed<Key: Sendable>: Sendable {
@@ -22,6 +23,8 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
         var watcher: DirectoryWatcher?
         var keys: [EntryID: Key] = [:]
         var ownRenames: [EntryID: EntryFingerprint] = [:]
+        /// Deletes by this level whose events have not arrived yet.
+        var ownDeletes: [EntryID: Int] = [:]
         var continuation: AsyncStream<CacheInvalidation<Key>>.Continuation?
     }
 
@@ -80,6 +83,21 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
         state.withLock { $0.ownRenames[id] = fingerprint }
     }
 
+    /// This level is about to unlink `id`'s file (`remove`, `clear`): its
+    /// event is not reported. Call ``ownDeleteFailed(_:)`` if the unlink fails.
+    @inline(__always)
+    func noteOwnDelete(_ id: EntryID) {
+        guard isOn.load(ordering: .relaxed) else { return }
+        state.withLock { $0.ownDeletes[id, default: 0] += 1 }
+    }
+
+    func ownDeleteFailed(_ id: EntryID) {
+        guard isOn.load(ordering: .relaxed) else { return }
+        state.withLock { state in
+            if let count = state.ownDeletes[id] { state.ownDeletes[id] = count > 1 ? count - 1 : nil }
+        }
+    }
+
     /// The directory was recreated: watch it again, and report that anything
     /// may have changed.
     func directoryRecreated() {
@@ -101,6 +119,10 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
             case .deleted(let name):
                 guard let id = EntryID(fileName: name) else { continue }
                 state.withLock { state in
+                    if let count = state.ownDeletes[id] {
+                        state.ownDeletes[id] = count > 1 ? count - 1 : nil
+                        return
+                    }
                     if let key = state.keys[id] { report(.key(key), &state) }
                 }
             case .renamedInto(let name):
