@@ -47,6 +47,21 @@ public final class ExplorerModel: Sendable {
         state = Mutex(State(history: pipeline.levels.map {
             History(windowStart: now, windowStats: $0.statistics.snapshot())
         }))
+        listenForInvalidations()
+    }
+
+    /// Logs every change a shared level (Redis, a disk directory other
+    /// processes write) hears of, as the levels above drop the key.
+    private func listenForInvalidations() {
+        for level in pipeline.levels {
+            let name = level.spec.name
+            level.cache.addInvalidationListener { [weak self] invalidation in
+                switch invalidation {
+                case .key(let key): self?.log("invalidated \(key) (by another client, via \(name))")
+                case .all: self?.log("\(name): levels above flushed (store flushed or contact lost)")
+                }
+            }
+        }
     }
 
     // MARK: Snapshots
