@@ -11,11 +11,11 @@ final class RedisCommandHandler: ChannelDuplexHandler {
     typealias OutboundIn = RedisRequest
     typealias OutboundOut = ByteBuffer
 
-    private var waiting = CircularBuffer<ReplySlot>()
+    private var waiting = CircularBuffer<PendingReplies>()
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let request = Self.unwrapOutboundIn(data)
-        waiting.append(request.reply)
+        for replies in request.replies { waiting.append(replies) }
         context.write(Self.wrapOutboundOut(request.bytes), promise: promise)
     }
 
@@ -29,7 +29,7 @@ final class RedisCommandHandler: ChannelDuplexHandler {
             closeAndFailAll(context: context, RedisError.protocolError("a reply nobody asked for"))
             return
         }
-        slot.succeed(value)
+        slot.deliver(value)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -48,7 +48,7 @@ final class RedisCommandHandler: ChannelDuplexHandler {
     /// Closes first, so a caller that retries as soon as it fails already
     /// finds this connection inactive and does not write to it.
     private func closeAndFailAll(context: ChannelHandlerContext, _ error: RedisError) {
-        var pending = CircularBuffer<ReplySlot>()
+        var pending = CircularBuffer<PendingReplies>()
         swap(&pending, &waiting)
         context.close(promise: nil)
         while let slot = pending.popFirst() { slot.fail(error) }

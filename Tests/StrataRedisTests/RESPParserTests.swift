@@ -153,16 +153,16 @@ import Testing
         try channel.pipeline.syncOperations.addHandler(RedisCommandHandler())
         try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 6379)).get()
         #expect(channel.isActive)
-        let slots = (0..<3).map { _ in ReplySlot(promise: channel.eventLoop.makePromise(of: RESPValue.self)) }
+        let slots = (0..<3).map { _ in PendingReply(channel.eventLoop) }
         for slot in slots {
             var bytes = ByteBuffer()
             RESPEncoder.encode([Array("PING".utf8)], into: &bytes)
-            channel.writeAndFlush(RedisRequest(bytes: bytes, reply: slot), promise: nil)
+            channel.writeAndFlush(RedisRequest(bytes: bytes, replies: [slot.replies]), promise: nil)
         }
         try channel.writeInbound(ByteBuffer(string: "+PONG\r\n" + String(repeating: "*1\r\n", count: 10_240)))
-        #expect(try await slots[0].promise.futureResult.get() == .simpleString("PONG"))
+        #expect(try await slots[0].future.get() == .simpleString("PONG"))
         for slot in slots.dropFirst() {
-            let outcome = await Result(catching: { try await slot.promise.futureResult.get() })
+            let outcome = await Result(catching: { try await slot.future.get() })
             guard case .failure(let error) = outcome, case .invalidReply(let parseError)? = error as? RedisError else {
                 Issue.record("expected invalidReply, got \(outcome)")
                 continue
