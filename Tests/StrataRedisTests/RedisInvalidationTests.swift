@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import NIOEmbedded
 import Strata
@@ -134,6 +137,36 @@ import Testing
         #expect(await poll(timeout: .seconds(10)) { redis.isReceivingInvalidations }, "resubscribed: \(redis.invalidationError ?? "")")
         try await redisCLI(server, "SET", "inv4:k", "fresh")
         #expect(try await poll { try await cache.get("k") == "fresh" })
+        await redis.shutdown(); await server.kill()
+    }
+
+    @Test func stoppedServerGetsFallThroughWithinTheTimeoutAndTheNearCacheIsFlushed() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv10:", commandTimeout: .milliseconds(400))
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = memory + redis + BasicFetcher<String, String> { "origin:\($0)" }
+        #expect(await poll { redis.isReceivingInvalidations })
+        try await settled(redis, "k") { try await redis.set("v", forKey: "k") }
+        #expect(try await cache.get("k") == "v")
+        await cache.waitForPendingWrites()
+        #expect(try await memory.getIfPresent("k") == "v")
+
+        kill(server.process.processIdentifier, SIGSTOP)
+        defer { kill(server.process.processIdentifier, SIGCONT) }
+        let stopped = ContinuousClock.now
+        // The tracking connection misses its health-check PING: the levels above are flushed.
+        #expect(try await poll { try await memory.getIfPresent("k") == nil }, "flushed while Redis is stopped")
+        for key in ["a", "b", "c"] {
+            let start = ContinuousClock.now
+            #expect(try await cache.get(key) == "origin:\(key)")
+            #expect(ContinuousClock.now - start < .seconds(2), "a get falls through within its timeout")
+        }
+        // Stopped for 5 s in all.
+        try await Task.sleep(until: stopped + .seconds(5))
+        kill(server.process.processIdentifier, SIGCONT)
+        #expect(await poll(timeout: .seconds(10)) { redis.isReceivingInvalidations && redis.invalidationSubscriptions >= 2 })
+        try await redisCLI(server, "SET", "inv10:k", "after")
+        #expect(try await poll { try await cache.get("k") == "after" }, "no stale value after the stop")
         await redis.shutdown(); await server.kill()
     }
 
