@@ -25,7 +25,6 @@ final class PendingReplies: Sendable {
         var waiter: Waiter?
         /// Set once complete; kept for a waiter that comes later.
         var result: Result<[RESPValue], any Error>?
-        var deadline: Scheduled<Void>?
     }
 
     let count: Int
@@ -57,48 +56,32 @@ final class PendingReplies: Sendable {
 
     var isComplete: Bool { state.withLock { $0.result != nil } }
 
-    /// Cancels `deadline` when this completes (at once if it has).
-    func setDeadline(_ deadline: Scheduled<Void>) {
-        let complete = state.withLock { state in
-            if state.result == nil { state.deadline = deadline }
-            return state.result != nil
-        }
-        if complete { deadline.cancel() }
-    }
-
     /// The next reply, in order.
     func deliver(_ value: RESPValue) {
-        let done = state.withLock { state -> (Waiter?, Result<[RESPValue], any Error>, Scheduled<Void>?)? in
+        let done = state.withLock { state -> (Waiter?, Result<[RESPValue], any Error>)? in
             guard state.result == nil else { return nil }
             state.replies.append(value)
             guard state.replies.count == count else { return nil }
             return Self.complete(&state, .success(state.replies))
         }
-        if let (waiter, result, deadline) = done {
-            deadline?.cancel()
-            waiter?.resume(with: result)
-        }
+        if let (waiter, result) = done { waiter?.resume(with: result) }
     }
 
     func fail(_ error: any Error) {
-        let done = state.withLock { state -> (Waiter?, Result<[RESPValue], any Error>, Scheduled<Void>?)? in
+        let done = state.withLock { state -> (Waiter?, Result<[RESPValue], any Error>)? in
             guard state.result == nil else { return nil }
             return Self.complete(&state, .failure(error))
         }
-        if let (waiter, result, deadline) = done {
-            deadline?.cancel()
-            waiter?.resume(with: result)
-        }
+        if let (waiter, result) = done { waiter?.resume(with: result) }
     }
 
     private static func complete(_ state: inout State, _ result: Result<[RESPValue], any Error>)
-        -> (Waiter?, Result<[RESPValue], any Error>, Scheduled<Void>?) {
+        -> (Waiter?, Result<[RESPValue], any Error>) {
         defer {
             state.waiter = nil
-            state.deadline = nil
             state.replies = []
         }
         state.result = result
-        return (state.waiter, result, state.deadline)
+        return (state.waiter, result)
     }
 }

@@ -9,16 +9,13 @@ final class RedisConnection: Sendable {
     let channel: any Channel
     let timeout: Duration
     private let closed = Atomic<Bool>(false)
-    /// Set before a connection that must not be reused fails its caller, so a
-    /// caller that retries at once is given another connection.
-    private let retired = Atomic<Bool>(false)
 
     init(channel: any Channel, timeout: Duration) {
         self.channel = channel
         self.timeout = timeout
     }
 
-    var isActive: Bool { channel.isActive && !retired.load(ordering: .acquiring) }
+    var isActive: Bool { channel.isActive }
 
     /// Connects, authenticates and selects the database. Push frames (RESP3)
     /// go to `pushes` when given (and are dropped otherwise); it is finished
@@ -31,7 +28,8 @@ final class RedisConnection: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RESPDecoder(limits: configuration.replyLimits)))
-                    try channel.pipeline.syncOperations.addHandler(RedisCommandHandler())
+                    try channel.pipeline.syncOperations.addHandler(
+                        RedisCommandHandler(timeout: .nanoseconds(configuration.commandTimeout.nanosecondsClamped)))
                     if let pushes { try channel.pipeline.syncOperations.addHandler(RedisPushHandler(pushes)) }
                 }
             }
@@ -108,7 +106,7 @@ final class RedisConnection: Sendable {
     }
 
     /// On the event loop: encodes everything in the outbox into one buffer,
-    /// arms each send's deadline, and writes and flushes once.
+    /// and writes and flushes once.
     private func drain() {
         let items = outbox.withLock { outbox in
             defer {
@@ -117,7 +115,7 @@ final class RedisConnection: Sendable {
             }
             return outbox.items
         }
-        guard channel.isActive, !retired.load(ordering: .acquiring) else {
+        guard channel.isActive else {
             for item in items { item.replies.fail(RedisError.connectionClosed) }
             return
         }
@@ -129,18 +127,11 @@ final class RedisConnection: Sendable {
         var buffer = channel.allocator.buffer(capacity: size)
         var targets: [PendingReplies] = []
         targets.reserveCapacity(count)
-        let timeout = TimeAmount.nanoseconds(self.timeout.nanosecondsClamped)
         for item in items where !item.replies.isComplete {  // a caller cancelled before sending: nothing to send
             for command in item.commands {
                 RESPEncoder.encode(command, into: &buffer)
                 targets.append(item.replies)
             }
-            let replies = item.replies
-            item.replies.setDeadline(channel.eventLoop.scheduleTask(in: timeout) { [self] in
-                retired.store(true, ordering: .releasing)  // never reuse: the late reply would answer the next caller
-                replies.fail(RedisError.timeout)
-                channel.close(promise: nil)
-            })
         }
         if targets.isEmpty { return }
         // A failed write closes the channel, and the handler fails whatever waits.

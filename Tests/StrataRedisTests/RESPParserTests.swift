@@ -171,4 +171,32 @@ import Testing
         }
         #expect(!channel.isActive, "the connection was closed")
     }
+
+    @Test func oneTimerTimesOutTheOldestRequestOnlyWhenItsOwnDeadlinePasses() async throws {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RESPDecoder()))
+        try channel.pipeline.syncOperations.addHandler(RedisCommandHandler(timeout: .seconds(1)))
+        try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 6379)).get()
+        func request() -> PendingReply {
+            let reply = PendingReply(channel.eventLoop)
+            var bytes = ByteBuffer()
+            RESPEncoder.encode([Array("PING".utf8)], into: &bytes)
+            channel.writeAndFlush(RedisRequest(bytes: bytes, replies: [reply.replies]), promise: nil)
+            return reply
+        }
+        let first = request()
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(600))
+        let second = request()  // due at 1.6 s
+        try channel.writeInbound(ByteBuffer(string: "+PONG\r\n"))
+        #expect(try await first.future.get() == .simpleString("PONG"))
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(500))  // 1.1 s: the timer fires for the first, re-arms
+        #expect(channel.isActive, "the second request still has time")
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(400))  // 1.5 s
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(200))  // 1.7 s
+        #expect(!channel.isActive, "closed: the second request missed its deadline")
+        let outcome = await Result(catching: { try await second.future.get() })
+        guard case .failure(let error) = outcome else { Issue.record("expected a timeout"); return }
+        #expect(error as? RedisError == .timeout)
+    }
 }
