@@ -297,6 +297,18 @@ import Testing
         #expect(received == [.key(Array("p:a".utf8)), .all], "the stream ends when the connection closes")
     }
 
+    @Test func aPushThatDoesNotFitTheBacklogClosesTheConnection() async throws {
+        let (pushes, continuation) = AsyncStream<RESPValue>.makeStream(bufferingPolicy: .bufferingOldest(1))
+        defer { withExtendedLifetime(pushes) {} }
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(RedisPushHandler(continuation))
+        try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 6379)).get()
+        try channel.writeInbound(RESPValue.push([.bulkString(ByteBuffer(string: "invalidate")), .null]))
+        #expect(channel.isActive)
+        try channel.writeInbound(RESPValue.push([.bulkString(ByteBuffer(string: "invalidate")), .null]))
+        #expect(!channel.isActive, "a lost push would be a missed invalidation: closed instead")
+    }
+
     @Test func invalidatePushesMapToKeysOrEverything() throws {
         func push(_ payload: RESPValue) -> RESPValue { .push([.bulkString(ByteBuffer(string: "invalidate")), payload]) }
         let keys = RedisInvalidationSubscriber.invalidations(in: push(.array([.bulkString(ByteBuffer(string: "p:a")),
