@@ -80,6 +80,11 @@ let package = Package(
             dependencies: ["Strata"],
             swiftSettings: strictSettings
         ),
+        .executableTarget(
+            name: "StrataRedisWorker",
+            dependencies: ["Strata", "StrataRedis"],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "StrataTestSupport",
             path: "Tests/StrataTestSupport",
@@ -99,7 +104,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataRedisTests",
-            dependencies: ["StrataRedis", "Strata", "StrataTestSupport", .product(name: "NIOEmbedded", package: "swift-nio")],
+            dependencies: ["StrataRedis", "Strata", "StrataRedisWorker", "StrataTestSupport", .product(name: "NIOEmbedded", package: "swift-nio")],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -9,16 +9,13 @@ final class RedisConnection: Sendable {
     let channel: any Channel
     let timeout: Duration
     private let closed = Atomic<Bool>(false)
-    /// Set before a connection that must not be reused fails its caller, so a
-    /// caller that retries at once is given another connection.
-    private let retired = Atomic<Bool>(false)
 
     init(channel: any Channel, timeout: Duration) {
         self.channel = channel
         self.timeout = timeout
     }
 
-    var isActive: Bool { channel.isActive && !retired.load(ordering: .acquiring) }
+    var isActive: Bool { channel.isActive }
 
     /// Connects, authenticates and selects the database. Push frames (RESP3)
     /// go to `pushes` when given (and are dropped otherwise); it is finished
@@ -31,7 +28,8 @@ final class RedisConnection: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RESPDecoder(limits: configuration.replyLimits)))
-                    try channel.pipeline.syncOperations.addHandler(RedisCommandHandler())
+                    try channel.pipeline.syncOperations.addHandler(
+                        RedisCommandHandler(timeout: .nanoseconds(configuration.commandTimeout.nanosecondsClamped)))
                     if let pushes { try channel.pipeline.syncOperations.addHandler(RedisPushHandler(pushes)) }
                 }
             }
@@ -68,39 +66,77 @@ final class RedisConnection: Sendable {
         try await send(batch: [arguments])[0]
     }
 
-    /// Sends `commands` in one write (one flush, so one round trip) and waits
-    /// for their replies, in order. One deadline covers the batch; if it passes
-    /// the connection is closed. Server errors come back as ``RESPValue/error(_:)``.
+    /// Sends `commands` in one write (one round trip) and waits for their
+    /// replies, in order. One deadline covers them; if it passes the
+    /// connection is closed. Server errors come back as ``RESPValue/error(_:)``.
+    ///
+    /// Sends from any thread go into an outbox that the event loop drains
+    /// once per tick: one hop to the loop and one flush (one `write(2)`) for
+    /// every command that arrived meanwhile, and one hand-back per reply set.
     func send(batch commands: [[[UInt8]]]) async throws -> [RESPValue] {
-        let channel = self.channel
-        let slots = commands.map { _ in ReplySlot(promise: channel.eventLoop.makePromise(of: RESPValue.self)) }
-        let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanosecondsClamped)) { [self] in
-            retired.store(true, ordering: .releasing)  // never reuse: the late reply would answer the next caller
-            for slot in slots { slot.fail(RedisError.timeout) }
-            channel.close(promise: nil)
+        let replies = PendingReplies(count: commands.count)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                replies.wait(for: continuation)
+                enqueue(Outgoing(commands: commands, replies: replies))
+            }
+        } onCancel: {
+            replies.fail(CancellationError())  // replies to commands already sent are still read, in order, and dropped
         }
-        if slots.count == 1 {
-            slots[0].promise.futureResult.whenComplete { _ in deadline.cancel() }
-        } else {
-            EventLoopFuture.andAllComplete(slots.map(\.promise.futureResult), on: channel.eventLoop)
-                .whenComplete { _ in deadline.cancel() }
+    }
+
+    private struct Outgoing: Sendable {
+        let commands: [[[UInt8]]]
+        let replies: PendingReplies
+    }
+
+    private struct Outbox {
+        var items: [Outgoing] = []
+        var drainScheduled = false
+    }
+
+    private let outbox = Mutex(Outbox())
+
+    private func enqueue(_ item: Outgoing) {
+        let schedule = outbox.withLock { outbox in
+            outbox.items.append(item)
+            defer { outbox.drainScheduled = true }
+            return !outbox.drainScheduled
         }
-        for (arguments, slot) in zip(commands, slots) {
-            var buffer = channel.allocator.buffer(capacity: 64 + arguments.reduce(0) { $0 + $1.count + 16 })
-            RESPEncoder.encode(arguments, into: &buffer)
-            channel.write(RedisRequest(bytes: buffer, reply: slot)).whenFailure { error in
-                slot.fail(channel.isActive ? RedisError.protocolError("\(error)") : RedisError.connectionClosed)
+        if schedule { channel.eventLoop.execute { self.drain() } }
+    }
+
+    /// On the event loop: encodes everything in the outbox into one buffer,
+    /// and writes and flushes once.
+    private func drain() {
+        let items = outbox.withLock { outbox in
+            defer {
+                outbox.items.removeAll(keepingCapacity: true)
+                outbox.drainScheduled = false
+            }
+            return outbox.items
+        }
+        guard channel.isActive else {
+            for item in items { item.replies.fail(RedisError.connectionClosed) }
+            return
+        }
+        var size = 0, count = 0
+        for item in items {
+            count += item.commands.count
+            for command in item.commands { size += 16 + command.reduce(0) { $0 + $1.count + 16 } }
+        }
+        var buffer = channel.allocator.buffer(capacity: size)
+        var targets: [PendingReplies] = []
+        targets.reserveCapacity(count)
+        for item in items where !item.replies.isComplete {  // a caller cancelled before sending: nothing to send
+            for command in item.commands {
+                RESPEncoder.encode(command, into: &buffer)
+                targets.append(item.replies)
             }
         }
-        channel.flush()
-        return try await withTaskCancellationHandler {
-            var replies: [RESPValue] = []
-            replies.reserveCapacity(slots.count)
-            for slot in slots { replies.append(try await slot.promise.futureResult.get()) }
-            return replies
-        } onCancel: {
-            for slot in slots { slot.fail(CancellationError()) }  // their replies are still read, in order, and dropped
-        }
+        if targets.isEmpty { return }
+        // A failed write closes the channel, and the handler fails whatever waits.
+        channel.writeAndFlush(RedisRequest(bytes: buffer, replies: targets), promise: nil)
     }
 
     /// Closes the channel; only the first call does anything.

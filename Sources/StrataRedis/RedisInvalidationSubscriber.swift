@@ -22,6 +22,9 @@ final class RedisInvalidationSubscriber: Sendable {
 
     static let initialBackoff = Duration.milliseconds(50)
     static let maximumBackoff = Duration.seconds(2)
+    /// Pushes waiting for the listeners at most; beyond, the connection is
+    /// closed (and the levels above flushed) rather than a push lost.
+    static let maximumBacklog = 100_000
     /// The connection's name in `CLIENT LIST`.
     static let clientName = "strata-invalidation"
 
@@ -105,7 +108,7 @@ final class RedisInvalidationSubscriber: Sendable {
     private func run() async {
         var backoff = Self.initialBackoff
         while !Task.isCancelled, !isStopped {
-            let (pushes, continuation) = AsyncStream<RESPValue>.makeStream()
+            let (pushes, continuation) = AsyncStream<RESPValue>.makeStream(bufferingPolicy: .bufferingOldest(Self.maximumBacklog))
             var connection: RedisConnection?
             do {
                 let opened = try await RedisConnection.connect(configuration, group: group, pushes: continuation)

@@ -2,7 +2,9 @@ import NIOCore
 
 /// The last handler of a connection that receives RESP3 push frames (the
 /// ones ``RedisCommandHandler`` passes on): hands them to an `AsyncStream`,
-/// and finishes it when the connection closes.
+/// and finishes it when the connection closes. If the stream's buffer is
+/// full (its reader fell far behind), the push is lost, so the connection is
+/// closed: its owner treats that as "anything may have changed".
 final class RedisPushHandler: ChannelInboundHandler {
     typealias InboundIn = RESPValue
 
@@ -11,7 +13,7 @@ final class RedisPushHandler: ChannelInboundHandler {
     init(_ pushes: AsyncStream<RESPValue>.Continuation) { self.pushes = pushes }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        pushes.yield(Self.unwrapInboundIn(data))
+        if case .dropped = pushes.yield(Self.unwrapInboundIn(data)) { context.close(promise: nil) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -1,7 +1,8 @@
 import NIOCore
 
-/// One command on its way: its encoded bytes and where its reply goes.
+/// Commands on their way, encoded back to back: one entry of `replies` per
+/// command, in order (a send of several commands appears once per command).
 struct RedisRequest: Sendable {
     let bytes: ByteBuffer
-    let reply: ReplySlot
+    let replies: [PendingReplies]
 }

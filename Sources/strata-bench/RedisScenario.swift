@@ -78,7 +78,36 @@ struct RedisScenario {
         if let get = pipelined["GET"] { report.add(row("baseline redis-benchmark GET -c 1 -P 16", get, baseline: nil, note: "")) }
         report.add(row("RedisCacheLevel get, 1 conn, 16 in flight", Double(ops / 16 * 16) / pipelinedSeconds,
                        baseline: pipelined["GET"], note: "pipelined"))
+        let delay = try await invalidationDelay(url: "redis://127.0.0.1:\(port)")
+        report.add(Row(scenario: "near-cache invalidation delay, 2 clients", threads: 1, nsPerOp: Double(delay.p50),
+                       opsPerSecond: 1e9 / Double(max(1, delay.p50)), minOpsPerSecond: 0, maxOpsPerSecond: 0,
+                       baseline: nil, ratioToBaseline: nil,
+                       note: "set by one level → heard by another: p50 \(fmt(delay.p50)) p99 \(fmt(delay.p99))"))
         await level.shutdown()
+    }
+
+    /// How long after one `RedisCacheLevel` sets a key another one (its own
+    /// connections, its own tracking connection; as another process would
+    /// have) has dropped it from the memory level above it.
+    func invalidationDelay(url: String) async throws -> (p50: UInt64, p99: UInt64) {
+        let writer = try RedisCacheLevel<String, Data>(url: url, prefix: "bench-inv:", connections: 1, invalidatesLevelsAbove: false)
+        let reader = try RedisCacheLevel<String, Data>(url: url, prefix: "bench-inv:", connections: 1)
+        let (heard, continuation) = AsyncStream<ContinuousClock.Instant>.makeStream()
+        let cache = MemoryCacheLevel<String, Data>(capacity: 1 << 20) + reader
+        reader.addInvalidationListener { _ in continuation.yield(.now) }  // after the composition dropped the key
+        for _ in 0..<500 where !reader.isReceivingInvalidations { try await Task.sleep(for: .milliseconds(10)) }
+        var iterator = heard.makeAsyncIterator()
+        let histogram = LatencyHistogram()
+        for i in 0..<2000 {
+            let start = ContinuousClock.now
+            try await writer.set(Data([UInt8(i % 256)]), forKey: "k\(i % 100)")
+            guard let at = await iterator.next() else { break }
+            histogram.record(at - start)
+        }
+        _ = cache
+        await writer.shutdown(); await reader.shutdown()
+        let snapshot = histogram.snapshot()
+        return (snapshot.percentile(0.5) ?? 0, snapshot.percentile(0.99) ?? 0)
     }
 
     func fmt(_ ns: UInt64?) -> String {

@@ -204,4 +204,29 @@ struct SplitMix64: RandomNumberGenerator {
         #expect(parsed > iterations / 10 && incomplete > 0)
         #expect((failed[.malformed] ?? 0) > 0 && (failed[.tooLarge] ?? 0) > 0 && (failed[.tooDeep] ?? 0) > 0)
     }
+
+    /// Invalidation pushes with random payloads and random key names: the
+    /// mapping never traps, and a name it accepts as a key of the level is
+    /// exactly that key's Redis name.
+    @Test func randomInvalidationPushesMapOnlyToKeysThatRoundTrip() {
+        var rng = SplitMix64(seed: 0x494E_5641_4C49)  // "INVALI"
+        let prefix = Array("app:".utf8)
+        var keys = 0, accepted = 0
+        for _ in 0..<20_000 {
+            var names: [RESPValue] = (0..<Int.random(in: 0...4, using: &rng)).map { _ in
+                let body = (0..<Int.random(in: 0...8, using: &rng)).map { _ in Array("a:%3A25x".utf8).randomElement(using: &rng)! }
+                return .bulkString(ByteBuffer(bytes: (Bool.random(using: &rng) ? prefix : []) + body))
+            }
+            names.append(Self.randomValue(&rng, depth: 3))
+            let payload: RESPValue = Bool.random(using: &rng) ? .array(names) : Self.randomValue(&rng, depth: 1)
+            for invalidation in RedisInvalidationSubscriber.invalidations(in: .push([.bulkString(ByteBuffer(string: "invalidate")), payload])) {
+                guard case .key(let name) = invalidation else { continue }
+                keys += 1
+                guard let key = RedisKeyLayout.keyBytes(name, prefix: prefix) else { continue }
+                accepted += 1
+                #expect(prefix + RedisKeyLayout.escaped(key) == name, "\(name)")
+            }
+        }
+        #expect(keys > 1000 && accepted > 100 && accepted < keys)
+    }
 }

@@ -153,16 +153,16 @@ import Testing
         try channel.pipeline.syncOperations.addHandler(RedisCommandHandler())
         try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 6379)).get()
         #expect(channel.isActive)
-        let slots = (0..<3).map { _ in ReplySlot(promise: channel.eventLoop.makePromise(of: RESPValue.self)) }
+        let slots = (0..<3).map { _ in PendingReply(channel.eventLoop) }
         for slot in slots {
             var bytes = ByteBuffer()
             RESPEncoder.encode([Array("PING".utf8)], into: &bytes)
-            channel.writeAndFlush(RedisRequest(bytes: bytes, reply: slot), promise: nil)
+            channel.writeAndFlush(RedisRequest(bytes: bytes, replies: [slot.replies]), promise: nil)
         }
         try channel.writeInbound(ByteBuffer(string: "+PONG\r\n" + String(repeating: "*1\r\n", count: 10_240)))
-        #expect(try await slots[0].promise.futureResult.get() == .simpleString("PONG"))
+        #expect(try await slots[0].future.get() == .simpleString("PONG"))
         for slot in slots.dropFirst() {
-            let outcome = await Result(catching: { try await slot.promise.futureResult.get() })
+            let outcome = await Result(catching: { try await slot.future.get() })
             guard case .failure(let error) = outcome, case .invalidReply(let parseError)? = error as? RedisError else {
                 Issue.record("expected invalidReply, got \(outcome)")
                 continue
@@ -170,5 +170,33 @@ import Testing
             #expect(parseError.kind == .tooDeep)
         }
         #expect(!channel.isActive, "the connection was closed")
+    }
+
+    @Test func oneTimerTimesOutTheOldestRequestOnlyWhenItsOwnDeadlinePasses() async throws {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RESPDecoder()))
+        try channel.pipeline.syncOperations.addHandler(RedisCommandHandler(timeout: .seconds(1)))
+        try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 6379)).get()
+        func request() -> PendingReply {
+            let reply = PendingReply(channel.eventLoop)
+            var bytes = ByteBuffer()
+            RESPEncoder.encode([Array("PING".utf8)], into: &bytes)
+            channel.writeAndFlush(RedisRequest(bytes: bytes, replies: [reply.replies]), promise: nil)
+            return reply
+        }
+        let first = request()
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(600))
+        let second = request()  // due at 1.6 s
+        try channel.writeInbound(ByteBuffer(string: "+PONG\r\n"))
+        #expect(try await first.future.get() == .simpleString("PONG"))
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(500))  // 1.1 s: the timer fires for the first, re-arms
+        #expect(channel.isActive, "the second request still has time")
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(400))  // 1.5 s
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(200))  // 1.7 s
+        #expect(!channel.isActive, "closed: the second request missed its deadline")
+        let outcome = await Result(catching: { try await second.future.get() })
+        guard case .failure(let error) = outcome else { Issue.record("expected a timeout"); return }
+        #expect(error as? RedisError == .timeout)
     }
 }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import NIOEmbedded
 import Strata
@@ -137,6 +140,36 @@ import Testing
         await redis.shutdown(); await server.kill()
     }
 
+    @Test func stoppedServerGetsFallThroughWithinTheTimeoutAndTheNearCacheIsFlushed() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv10:", commandTimeout: .milliseconds(400))
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = memory + redis + BasicFetcher<String, String> { "origin:\($0)" }
+        #expect(await poll { redis.isReceivingInvalidations })
+        try await settled(redis, "k") { try await redis.set("v", forKey: "k") }
+        #expect(try await cache.get("k") == "v")
+        await cache.waitForPendingWrites()
+        #expect(try await memory.getIfPresent("k") == "v")
+
+        kill(server.process.processIdentifier, SIGSTOP)
+        defer { kill(server.process.processIdentifier, SIGCONT) }
+        let stopped = ContinuousClock.now
+        // The tracking connection misses its health-check PING: the levels above are flushed.
+        #expect(try await poll { try await memory.getIfPresent("k") == nil }, "flushed while Redis is stopped")
+        for key in ["a", "b", "c"] {
+            let start = ContinuousClock.now
+            #expect(try await cache.get(key) == "origin:\(key)")
+            #expect(ContinuousClock.now - start < .seconds(2), "a get falls through within its timeout")
+        }
+        // Stopped for 5 s in all.
+        try await Task.sleep(until: stopped + .seconds(5))
+        kill(server.process.processIdentifier, SIGCONT)
+        #expect(await poll(timeout: .seconds(10)) { redis.isReceivingInvalidations && redis.invalidationSubscriptions >= 2 })
+        try await redisCLI(server, "SET", "inv10:k", "after")
+        #expect(try await poll { try await cache.get("k") == "after" }, "no stale value after the stop")
+        await redis.shutdown(); await server.kill()
+    }
+
     @Test func invalidatesLevelsAboveFalseOpensNoTrackingConnection() async throws {
         let server = try await RedisServer()
         let off = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv5:", invalidatesLevelsAbove: false)
@@ -248,20 +281,32 @@ import Testing
         try channel.pipeline.syncOperations.addHandler(RedisCommandHandler())
         try channel.pipeline.syncOperations.addHandler(RedisPushHandler(continuation))
         try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 6379)).get()
-        let slots = (0..<2).map { _ in ReplySlot(promise: channel.eventLoop.makePromise(of: RESPValue.self)) }
+        let slots = (0..<2).map { _ in PendingReply(channel.eventLoop) }
         for slot in slots {
             var bytes = ByteBuffer()
             RESPEncoder.encode([Array("PING".utf8)], into: &bytes)
-            channel.writeAndFlush(RedisRequest(bytes: bytes, reply: slot), promise: nil)
+            channel.writeAndFlush(RedisRequest(bytes: bytes, replies: [slot.replies]), promise: nil)
         }
         try channel.writeInbound(ByteBuffer(string: ">2\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\np:a\r\n+PONG\r\n"
                                                 + ">2\r\n$10\r\ninvalidate\r\n_\r\n:2\r\n"))
-        #expect(try await slots[0].promise.futureResult.get() == .simpleString("PONG"))
-        #expect(try await slots[1].promise.futureResult.get() == .integer(2))
+        #expect(try await slots[0].future.get() == .simpleString("PONG"))
+        #expect(try await slots[1].future.get() == .integer(2))
         _ = try? await channel.close()
         var received: [CacheInvalidation<[UInt8]>] = []
         for await push in pushes { received += RedisInvalidationSubscriber.invalidations(in: push) }
         #expect(received == [.key(Array("p:a".utf8)), .all], "the stream ends when the connection closes")
+    }
+
+    @Test func aPushThatDoesNotFitTheBacklogClosesTheConnection() async throws {
+        let (pushes, continuation) = AsyncStream<RESPValue>.makeStream(bufferingPolicy: .bufferingOldest(1))
+        defer { withExtendedLifetime(pushes) {} }
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(RedisPushHandler(continuation))
+        try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 6379)).get()
+        try channel.writeInbound(RESPValue.push([.bulkString(ByteBuffer(string: "invalidate")), .null]))
+        #expect(channel.isActive)
+        try channel.writeInbound(RESPValue.push([.bulkString(ByteBuffer(string: "invalidate")), .null]))
+        #expect(!channel.isActive, "a lost push would be a missed invalidation: closed instead")
     }
 
     @Test func invalidatePushesMapToKeysOrEverything() throws {

@@ -1,5 +1,6 @@
 import Foundation
-import StrataRedis
+import NIOCore
+@testable import StrataRedis
 import StrataTestSupport
 
 /// Waits for `condition` (an effect of another process or connection), up to `timeout`.
@@ -40,4 +41,16 @@ func redisCLI(_ server: RedisServer, _ arguments: String...) async throws -> Str
 func clientList(_ client: RedisClient) async throws -> [String] {
     guard case .bulkString(let buffer?) = try await client.send("CLIENT", "LIST") else { return [] }
     return String(buffer: buffer).split(separator: "\n").map(String.init)
+}
+
+/// One command's reply slot, as a future (for `EmbeddedChannel` tests).
+struct PendingReply {
+    let replies: PendingReplies
+    let future: EventLoopFuture<RESPValue>
+
+    init(_ eventLoop: any EventLoop) {
+        let promise = eventLoop.makePromise(of: RESPValue.self)
+        replies = PendingReplies(count: 1) { result in promise.completeWith(result.map { $0[0] }) }
+        future = promise.futureResult
+    }
 }

@@ -1,0 +1,52 @@
+// strata-redis-worker URL PREFIX: one process of the near-cache tests, with
+// `memory + redis` on the given server and prefix. Prints `ready` once it
+// receives invalidations, then `invalidated KEY NANOS` (wall clock) for each
+// key Redis reports changed, and `flush NANOS` for each flush. Reads commands
+// from stdin, one per line: `get KEY` prints `value KEY VALUE` (or `miss KEY`)
+// and `upper KEY` the same for its memory level alone; `quit` exits.
+import Foundation
+import Strata
+import StrataRedis
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3 else {
+    FileHandle.standardError.write(Data("usage: strata-redis-worker URL PREFIX\n".utf8))
+    exit(2)
+}
+
+/// Output and clock, as an enum so the invalidation listener can use them.
+enum Out {
+    static func now() -> Int64 { SystemClock().now().nanosecondsSince1970 }
+    /// One line per `write(2)` (shorter than PIPE_BUF, so lines never interleave).
+    static func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+}
+
+let redis = try RedisCacheLevel<String, String>(url: arguments[1], prefix: arguments[2])
+let memory = MemoryCacheLevel<String, String>(capacity: 1 << 24)
+let cache = memory + redis
+redis.addInvalidationListener { invalidation in
+    switch invalidation {
+    case .key(let key): Out.say("invalidated \(key) \(Out.now())")
+    case .all: Out.say("flush \(Out.now())")
+    }
+}
+while !redis.isReceivingInvalidations { try await Task.sleep(for: .milliseconds(2)) }
+Out.say("ready")
+while let line = readLine() {
+    let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+    switch (parts.first, parts.count) {
+    case ("get", 2):
+        let value = try? await cache.getIfPresent(parts[1])
+        await cache.waitForPendingWrites()
+        Out.say(value.flatMap { $0 }.map { "value \(parts[1]) \($0)" } ?? "miss \(parts[1])")
+    case ("upper", 2):
+        let value = try? await memory.getIfPresent(parts[1])
+        Out.say(value.flatMap { $0 }.map { "value \(parts[1]) \($0)" } ?? "miss \(parts[1])")
+    case ("quit", _):
+        await redis.shutdown()
+        exit(0)
+    default:
+        Out.say("error \(line)")
+    }
+}
+await redis.shutdown()
