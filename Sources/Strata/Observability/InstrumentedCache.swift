@@ -2,7 +2,8 @@ import Logging
 
 /// A level that counts what passes through it (see ``LevelStatistics``), times
 /// gets, emits ``CacheEvent``s to observers and request traces, and logs each
-/// operation at `trace` level under `strata.<name>`.
+/// operation at `trace` level under `strata.<name>` (when the logging system
+/// gives that logger `trace` level at the time the level is made).
 ///
 /// Back-fill writes (sets started by a composed get) are counted as
 /// `backfills`/`backfillFailures`, not as sets.
@@ -18,6 +19,9 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
     public let inner: Inner
     public let statistics: LevelStatistics
     @usableFromInline let logger: Logger
+    /// Whether `logger` logs at `trace` level, read once when the level is
+    /// made (reading it per get costs more than the rest of the get's counting).
+    @usableFromInline let traceLogging: Bool
 
     /// `inner` counted under `name`, timing one get in `latencySampleRate`
     /// (1 times every get). A level that keeps its own counters
@@ -28,11 +32,12 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
         self.statistics = LevelStatistics(
             name: name, latencySampleRate: latencySampleRate, levelCounters: levelCounterSource(of: inner))
         self.logger = Logger(label: "strata.\(name)")
+        self.traceLogging = logger.logLevel <= .trace
     }
 
     public var name: String { statistics.name }
 
-    @inlinable
+    @inlinable @inline(__always)
     public func getIfPresent(_ key: Key) async throws -> Value? {
         let start = getStarted()
         let value: Value?
@@ -73,7 +78,7 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
     /// Whether this get's details go anywhere (events, traces, trace logs);
     /// such gets are always timed.
     @usableFromInline
-    var watched: Bool { statistics.bus.wantsEvents || logger.logLevel <= .trace }
+    var watched: Bool { traceLogging || statistics.bus.wantsEvents }
 
     /// The start of a get: its clock reading when it is timed, else 0.
     @inlinable @inline(__always)
@@ -174,7 +179,7 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
         if let error, !(error is CancellationError) {
             bus.recordError(operation, key: describeKey(key), error)
         }
-        if logger.logLevel <= .trace {
+        if traceLogging {
             logger.trace("\(operation.rawValue) \(outcome.rawValue)", metadata: [
                 "key": "\(describeKey(key))", "ns": "\(duration.nanoseconds)",
             ])
