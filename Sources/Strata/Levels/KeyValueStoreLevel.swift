@@ -137,7 +137,7 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
             try? mutate { $0[storageKey] = nil }
             return nil
         }
-        return try codec.decode(entry.value)
+        return try codec.decoded(entry.value)
     }
 
     public func set(_ value: Value, forKey key: Key) async throws {
@@ -145,8 +145,7 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
     }
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
-        let encoded: Data
-        do { encoded = try codec.encode(value) } catch { throw DiskCacheError.encodingFailed("\(codec.name): \(error)") }
+        let encoded = try codec.encoded(value)
         let deadline = expiresAt ?? defaultTTL.map { clock.now().advanced(by: $0) }
         try mutate { $0[Self.storageKey(key)] = Entry(value: encoded, expiresAt: deadline?.nanosecondsSince1970) }
     }
