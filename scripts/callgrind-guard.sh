@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BUDGETS=Tests/callgrind-budgets.txt
+BUDGETS=${CALLGRIND_BUDGETS:-Tests/callgrind-budgets.txt}
 LOW=${CALLGRIND_LOW:-1000}
 HIGH=${CALLGRIND_HIGH:-6000}
 build=1 update=0
