@@ -1,7 +1,7 @@
 # The two quick-start commands: `make run` and `make test`.
 SWIFT ?= swift
 
-.PHONY: setup build run test bench clean
+.PHONY: setup build run test callgrind-guard bench clean
 
 # Extra arguments for the explorer: make run ARGS="--config Examples/pipeline.yaml"
 ARGS ?=
@@ -19,6 +19,11 @@ run: setup
 test: setup
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) bash scripts/test.sh
+	@bash scripts/callgrind-guard.sh
+
+# Instructions per get-hit under valgrind, against Tests/callgrind-budgets.txt.
+callgrind-guard: setup
+	@bash scripts/callgrind-guard.sh
 
 bench: setup
 	$(SWIFT) run -c release strata-bench

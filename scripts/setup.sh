@@ -7,8 +7,9 @@ need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
 # ncurses wide-char headers and libraries (explorer), tmux (explorer end-to-end tests),
-# redis-server and redis-tools (redis-benchmark) for the StrataRedis integration tests and benchmark.
-for pkg in libncurses-dev tmux redis-server redis-tools; do
+# redis-server and redis-tools (redis-benchmark) for the StrataRedis integration tests and benchmark,
+# valgrind for the get-hit instruction-count guard (scripts/callgrind-guard.sh, run by `make test`).
+for pkg in libncurses-dev tmux redis-server redis-tools valgrind; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 

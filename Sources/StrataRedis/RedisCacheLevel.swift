@@ -189,8 +189,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         subscriber?.noteActivity()
-        let encoded: Data
-        do { encoded = try codec.encode(value) } catch { throw DiskCacheError.encodingFailed("\(codec.name): \(error)") }
+        let encoded = try codec.encoded(value)
         var arguments = [Array("SET".utf8), redisKey(key), Array(encoded)]
         let now = clock.now()
         if let deadline = expiresAt ?? defaultTTL.map({ now.advanced(by: $0) }) {

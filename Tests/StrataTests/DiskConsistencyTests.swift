@@ -44,7 +44,7 @@ import Testing
             decode: { Int(String(decoding: $0, as: UTF8.self)) ?? 0 })
         let disk = try DiskCacheLevel<String, Int>(directory: dir.url, capacity: 1 << 20, codec: refusesNegatives)
         try await disk.set(1, forKey: "k")
-        await #expect(throws: DiskCacheError.self) { try await disk.set(-1, forKey: "k") }
+        await #expect(throws: CodecError.self) { try await disk.set(-1, forKey: "k") }
         #expect(try await disk.getIfPresent("k") == nil)
     }
 

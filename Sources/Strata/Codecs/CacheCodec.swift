@@ -1,11 +1,5 @@
 import Foundation
 
-/// Errors of the built-in codecs.
-public enum CodecError: Error, Equatable, Sendable {
-    /// The bytes are not valid UTF-8 text.
-    case invalidUTF8
-}
-
 /// Turns values into bytes and back for levels that store bytes (disk, Redis).
 public struct CacheCodec<Value>: Sendable {
     /// A short name, written into logs and errors.

@@ -54,7 +54,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
 
     public var name: String { "\(upper.name) + \(lower.name)" }
 
-    @inlinable
+    @inlinable @inline(__always)
     public func getIfPresent(_ key: Key) async throws -> Value? {
         var failures: [LevelFailure] = []
         do {
@@ -66,7 +66,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         return try await readLower(key, failures: failures)?.value
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         var failures: [LevelFailure] = []
         do {
@@ -77,6 +77,11 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         }
         return try await readLower(key, failures: failures)
     }
+
+    /// `upper`'s synchronous reads: a hit there is the composition's answer;
+    /// anything else goes through ``getIfPresent(_:)``.
+    @inlinable
+    public var synchronousRead: SynchronousRead<Key, Value>? { upper.synchronousRead }
 
     /// Asks `upper` for every key, then `lower` only for the keys `upper`
     /// lacks (one batch each), and back-fills what `lower` had.

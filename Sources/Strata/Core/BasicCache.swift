@@ -19,10 +19,9 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     @usableFromInline let memoryWarningClosure: Action
     @usableFromInline let pendingWritesClosure: Action?
     @usableFromInline let listenClosure: (@Sendable (@escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> Void)?
-    /// Reads that never suspend, when the erased level has them (a memory
-    /// level erased where its type is known): a hit then costs one plain
-    /// closure call instead of an `async` closure frame.
-    @usableFromInline let synchronousRead: SynchronousRead<Key, Value>?
+    /// The erased level's ``CacheLevel/synchronousRead``, tried before the
+    /// `async` closures.
+    public let synchronousRead: SynchronousRead<Key, Value>?
     /// The erased level's own counters (``LevelCounterReporting``), if any.
     @usableFromInline let levelCountersClosure: (@Sendable () -> [String: Int])?
     public let name: String
@@ -79,13 +78,13 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
         self.listenClosure = listen
     }
 
-    @inlinable public func getIfPresent(_ key: Key) async throws -> Value? {
-        if let synchronousRead { return synchronousRead.value(key) }
+    @inlinable @inline(__always) public func getIfPresent(_ key: Key) async throws -> Value? {
+        if let value = synchronousRead?.value(key) { return value }
         return try await getIfPresentClosure(key)
     }
 
     @inlinable public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
-        if let synchronousRead { return synchronousRead.entry(key) }
+        if let entry = synchronousRead?.entry(key) { return entry }
         if let entryClosure { return try await entryClosure(key) }
         return try await getIfPresentClosure(key).map { CacheEntry(value: $0) }
     }
@@ -114,19 +113,6 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
 extension BasicCache: LevelCounterReporting {
     /// The counters of the level it erases (empty when that level keeps none).
     public var levelCounters: [String: Int] { levelCountersClosure?() ?? [:] }
-}
-
-/// The two reads of a level that answers without suspending.
-@usableFromInline
-struct SynchronousRead<Key: Sendable, Value: Sendable>: Sendable {
-    @usableFromInline let value: @Sendable (Key) -> Value?
-    @usableFromInline let entry: @Sendable (Key) -> CacheEntry<Value>?
-
-    @inlinable
-    init(value: @escaping @Sendable (Key) -> Value?, entry: @escaping @Sendable (Key) -> CacheEntry<Value>?) {
-        self.value = value
-        self.entry = entry
-    }
 }
 
 /// A read-only level from a closure.
@@ -164,8 +150,9 @@ extension CacheLevel {
     /// This level erased to ``BasicCache``; returns `self` when it already is one.
     ///
     /// The closures are compiled where `normalize()` is called, for the
-    /// level's concrete type, so call it where that type is known. A
-    /// ``MemoryCacheLevel`` erased there answers hits without suspending.
+    /// level's concrete type, so call it where that type is known. A level
+    /// with a ``synchronousRead`` (a memory level, a composition with one on
+    /// top) answers its hits through it, without suspending.
     @inlinable
     public func normalize() -> BasicCache<Key, Value> {
         if let already = self as? BasicCache<Key, Value> { return already }
@@ -181,6 +168,7 @@ extension CacheLevel {
             onMemoryWarning: { await self.onMemoryWarning() },
             waitForPendingWrites: { await self.waitForPendingWrites() },
             listen: { self.addInvalidationListener($0) },
+            synchronousRead: synchronousRead,
             levelCounters: levelCounterSource(of: self)
         )
     }

@@ -66,6 +66,12 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// composition registers itself with its lower level so that it drops an
     /// invalidated key from the levels above. Default: nothing is reported.
     func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void)
+
+    /// Reads that answer a hit without suspending, when this level has them
+    /// (a ``MemoryCacheLevel``, a composition whose top level is one); `nil`
+    /// otherwise. ``normalize()`` takes them once, so an erased hit costs a
+    /// plain closure call instead of an `async` one. Default: `nil`.
+    var synchronousRead: SynchronousRead<Key, Value>? { get }
 }
 
 /// A value read from a level together with its expiry.
@@ -85,7 +91,7 @@ extension CacheEntry: Equatable where Value: Equatable {}
 
 extension CacheLevel {
     /// The value for `key`. Throws ``FetchError/valueNotInCache`` on a miss.
-    @inlinable
+    @inlinable @inline(__always)
     public func get(_ key: Key) async throws -> Value {
         guard let value = try await getIfPresent(key) else { throw FetchError.valueNotInCache }
         return value
@@ -118,6 +124,8 @@ extension CacheLevel {
     public func waitForPendingWrites() async {}
 
     public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {}
+
+    public var synchronousRead: SynchronousRead<Key, Value>? { nil }
 }
 
 /// A short name for a level type: the type name without its generic arguments.

@@ -152,7 +152,7 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
             try? mutate { $0[storageKey] = nil }
             return nil
         }
-        return CacheEntry(value: try codec.decode(entry.value),
+        return CacheEntry(value: try codec.decoded(entry.value),
                           expiresAt: entry.expiresAt.map { CacheInstant(nanosecondsSince1970: $0) })
     }
 
@@ -162,9 +162,9 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         let encoded: Data
-        do { encoded = try codec.encode(value) } catch {
+        do { encoded = try codec.encoded(value) } catch {
             try? await remove(key)  // a failed set leaves no older value to serve
-            throw DiskCacheError.encodingFailed("\(codec.name): \(error)")
+            throw error
         }
         let deadline = expiresAt ?? defaultTTL.map { clock.now().advanced(by: $0) }
         // A deadline at or before 1970 is already past (never "no expiry").

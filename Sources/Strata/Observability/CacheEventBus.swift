@@ -11,6 +11,7 @@ public final class CacheEventBus: Sendable {
     private let observers = Mutex<[UInt64: @Sendable (CacheEvent) -> Void]>([:])
     private let nextObserver = Atomic<UInt64>(0)
 
+    /// A bus for the level named `name`, with no observers.
     public init(name: String) { self.name = name }
 
     /// The most recent error the level threw (operation, key and message).
@@ -34,6 +35,7 @@ public final class CacheEventBus: Sendable {
         return id
     }
 
+    /// Stops calling the observer registered under `id`.
     public func removeObserver(_ id: UInt64) {
         if observers.withLock({ $0.removeValue(forKey: id) }) != nil {
             observerCount.subtract(1, ordering: .relaxed)

@@ -2,7 +2,8 @@ import Logging
 
 /// A level that counts what passes through it (see ``LevelStatistics``), times
 /// gets, emits ``CacheEvent``s to observers and request traces, and logs each
-/// operation at `trace` level under `strata.<name>`.
+/// operation at `trace` level under `strata.<name>` (when the logging system
+/// gives that logger `trace` level at the time the level is made).
 ///
 /// Back-fill writes (sets started by a composed get) are counted as
 /// `backfills`/`backfillFailures`, not as sets.
@@ -17,7 +18,14 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
 
     public let inner: Inner
     public let statistics: LevelStatistics
+    /// `statistics.counters` and `statistics.bus`, held here so a get reaches
+    /// them in one load.
+    @usableFromInline let counters: StatisticsCounter
+    @usableFromInline let bus: CacheEventBus
     @usableFromInline let logger: Logger
+    /// Whether `logger` logs at `trace` level, read once when the level is
+    /// made (reading it per get costs more than the rest of the get's counting).
+    @usableFromInline let traceLogging: Bool
 
     /// `inner` counted under `name`, timing one get in `latencySampleRate`
     /// (1 times every get). A level that keeps its own counters
@@ -27,32 +35,35 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
         self.inner = inner
         self.statistics = LevelStatistics(
             name: name, latencySampleRate: latencySampleRate, levelCounters: levelCounterSource(of: inner))
+        self.counters = statistics.counters
+        self.bus = statistics.bus
         self.logger = Logger(label: "strata.\(name)")
+        self.traceLogging = logger.logLevel <= .trace
     }
 
     public var name: String { statistics.name }
 
-    @inlinable
+    @inlinable @inline(__always)
     public func getIfPresent(_ key: Key) async throws -> Value? {
-        let start = getStarted()
+        let (stripe, start) = getStarted()
         let value: Value?
         do { value = try await inner.getIfPresent(key) } catch {
             getFailed(key, error, start: start)
             throw error
         }
-        getFinished(key, hit: value != nil, start: start)
+        getFinished(key, hit: value != nil, stripe: stripe, start: start)
         return value
     }
 
     @inlinable
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
-        let start = getStarted()
+        let (stripe, start) = getStarted()
         let entry: CacheEntry<Value>?
         do { entry = try await inner.entry(forKey: key) } catch {
             getFailed(key, error, start: start)
             throw error
         }
-        getFinished(key, hit: entry != nil, start: start)
+        getFinished(key, hit: entry != nil, stripe: stripe, start: start)
         return entry
     }
 
@@ -73,20 +84,22 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
     /// Whether this get's details go anywhere (events, traces, trace logs);
     /// such gets are always timed.
     @usableFromInline
-    var watched: Bool { statistics.bus.wantsEvents || logger.logLevel <= .trace }
+    var watched: Bool { traceLogging || bus.wantsEvents }
 
-    /// The start of a get: its clock reading when it is timed, else 0.
+    /// The start of a get: the calling thread's counter stripe, and the
+    /// clock reading when the get is timed (else 0). The get is counted on
+    /// that stripe even if it resumes on another thread (the counts are
+    /// atomic; only the spreading is approximate).
     @inlinable @inline(__always)
-    func getStarted() -> UInt64 {
-        let counters = statistics.counters
-        return counters.stripe.sample(shift: counters.sampleShift) || watched ? monotonicNanoseconds() : 0
+    func getStarted() -> (CounterStripe, UInt64) {
+        let stripe = counters.stripe
+        return (stripe, stripe.sample(shift: counters.sampleShift) || watched ? monotonicNanoseconds() : 0)
     }
 
     /// Counts a get that answered (a hit or a miss); a timed one goes on in
     /// ``getTimed(_:hit:start:)``, off the inlined path.
     @inlinable @inline(__always)
-    func getFinished(_ key: Key, hit: Bool, start: UInt64) {
-        let stripe = statistics.counters.stripe
+    func getFinished(_ key: Key, hit: Bool, stripe: CounterStripe, start: UInt64) {
         if hit { stripe.hits.increment() } else { stripe.misses.increment() }
         if start != 0 { getTimed(key, hit: hit, start: start) }
     }
@@ -174,7 +187,7 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
         if let error, !(error is CancellationError) {
             bus.recordError(operation, key: describeKey(key), error)
         }
-        if logger.logLevel <= .trace {
+        if traceLogging {
             logger.trace("\(operation.rawValue) \(outcome.rawValue)", metadata: [
                 "key": "\(describeKey(key))", "ns": "\(duration.nanoseconds)",
             ])

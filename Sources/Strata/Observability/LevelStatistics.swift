@@ -7,6 +7,7 @@
 ///
 /// The methods below forward to one or the other.
 public final class LevelStatistics: Sendable {
+    /// The instrumented level's name.
     public let name: String
     /// Counts and latency.
     public let counters: StatisticsCounter
@@ -43,6 +44,7 @@ public final class LevelStatistics: Sendable {
         bus.addObserver(observer)
     }
 
+    /// Stops calling the observer registered under `id`.
     public func removeObserver(_ id: UInt64) { bus.removeObserver(id) }
 
     /// Events as an async stream (newest kept when the consumer falls behind).

@@ -3,29 +3,39 @@
 public struct StatisticsSnapshot: Sendable, Equatable, Codable {
     /// Gets that finished: hits, misses, errors and cancelled gets.
     public var gets = 0
+    /// Gets answered with a value.
     public var hits = 0
+    /// Gets answered with nothing (or skipped by a condition).
     public var misses = 0
     /// Gets that failed (cancelled gets are not errors).
     public var errors = 0
+    /// Sets that stored (back-fills are ``backfills``).
     public var sets = 0
     /// Sets that failed (back-fills that failed are ``backfillFailures``).
     public var setErrors = 0
+    /// Removes that succeeded.
     public var removes = 0
     /// Removes that failed (counted apart from get errors, so they do not
     /// lower the hit ratio).
     public var removeErrors = 0
+    /// `clear()` calls.
     public var clears = 0
+    /// `onMemoryWarning()` calls.
     public var memoryWarnings = 0
+    /// Back-fill writes (started by a composed get) that stored.
     public var backfills = 0
+    /// Back-fill writes that failed.
     public var backfillFailures = 0
     /// Get latency percentiles in nanoseconds (`nil` before the first timed get).
     public var getP50: UInt64?
+    /// See ``getP50``.
     public var getP99: UInt64?
     /// Counters the level itself keeps, by name (for example the memory
     /// level's `evictions`), since the last reset; only non-zero ones, and
     /// `nil` when there are none (see ``LevelCounterReporting``).
     public var levelCounters: [String: Int]?
 
+    /// All zero, no percentiles.
     public init() {}
 
     /// Gets that were answered: hits, misses and errors.

@@ -5,6 +5,7 @@ import Darwin
 #endif
 
 /// Errors of ``DiskCacheLevel``. Each names the path and the system error.
+/// A value the codec cannot encode is a ``CodecError``.
 public enum DiskCacheError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The directory cannot be created or written.
     case directoryNotWritable(path: String, errno: Int32)
@@ -14,8 +15,6 @@ public enum DiskCacheError: Error, Equatable, Sendable, CustomStringConvertible 
     case readFailed(path: String, errno: Int32)
     /// The encoded entry alone is larger than the level's capacity.
     case valueTooLarge(size: Int, capacity: Int)
-    /// The codec could not encode the value.
-    case encodingFailed(String)
 
     public var description: String {
         switch self {
@@ -23,7 +22,6 @@ public enum DiskCacheError: Error, Equatable, Sendable, CustomStringConvertible 
         case .writeFailed(let path, let code): "writing \(path) failed: \(Self.text(code))"
         case .readFailed(let path, let code): "reading \(path) failed: \(Self.text(code))"
         case .valueTooLarge(let size, let capacity): "entry of \(size) bytes exceeds the capacity of \(capacity) bytes"
-        case .encodingFailed(let reason): "encoding failed: \(reason)"
         }
     }
 

@@ -19,7 +19,7 @@ extension DiskCacheLevel {
         let encoded: Data
         do { encoded = try codec.encode(value) } catch {
             try? await remove(key)
-            throw DiskCacheError.encodingFailed("\(codec.name): \(error)")
+            throw CodecError.encodingFailed(codec: codec.name, reason: "\(error)")
         }
         let now = clock.now()
         // 0 means "never"; a deadline at or before 1970 is already past.
