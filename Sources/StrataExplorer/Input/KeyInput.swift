@@ -31,6 +31,21 @@ public struct InputController: Equatable, Sendable {
     public var commandCursor: Int { line?.charactersAfterCursor ?? 0 }
     /// What Tab completes against (the app fills in levels, toggles, themes).
     public var completion = Completion()
+    /// The focused pane; nil until one is chosen (Tab, j/k, PgUp/PgDn, /).
+    public private(set) var focus: Focus?
+    /// The focused pane fills the screen.
+    public private(set) var zoomed = false
+    /// The selected event, 0 the newest (of those the filter lets through).
+    public private(set) var eventSelection = 0
+    /// The event log's filter: only lines containing it (case-insensitive).
+    public private(set) var eventFilter: String?
+    /// The `/` line (the filter being typed) while it is open.
+    public private(set) var filterLine: LineEditor?
+    /// The selected event's detail is open.
+    public private(set) var showDetail = false
+
+    /// Events a page key moves the selection by.
+    public static let eventPage = 10
     public private(set) var showHelp = false
     /// The first help line shown (the app clamps it to what the screen holds).
     public private(set) var helpScroll = 0
@@ -48,6 +63,11 @@ public struct InputController: Equatable, Sendable {
         if key == .interrupt { return [.run(.quit)] }
         if key == .redraw || key == .resize { return [.redraw] }
         if line != nil { return editCommandLine(key) }
+        if filterLine != nil { return editFilterLine(key) }
+        if showDetail {
+            if [.escape, .enter, .character("q"), .backspace].contains(key) { showDetail = false }
+            return []
+        }
         if showHelp {
             switch key {
             case .escape, .character("?"), .character("q"), .help, .character("h"): showHelp = false
@@ -66,7 +86,49 @@ public struct InputController: Equatable, Sendable {
         case .character("g"): open("get ")
         case .character("s"): open("set ")
         case .character("d"): open("rm ")
-        case .character("c"): open("clear ")
+        case .character("c"):
+            // The focused level by default; the line is the confirmation.
+            if case .level(let index) = focus, index < completion.levels.count {
+                open("clear " + completion.levels[index])
+            } else {
+                open("clear ")
+            }
+        case .tab: focus = (focus ?? .events).moved(forward: true, levels: completion.levels.count)
+        case .backTab: focus = (focus ?? .level(0)).moved(forward: false, levels: completion.levels.count)
+        case .character("j"), .down:
+            if focus == .events {
+                eventSelection += 1
+            } else if case .level(let index) = focus, index + 1 < completion.levels.count {
+                focus = .level(index + 1)
+            } else {
+                focus = focus == nil ? .level(0) : .events
+            }
+        case .character("k"), .up:
+            if focus == .events, eventSelection > 0 {
+                eventSelection -= 1
+            } else if case .level(let index) = focus {
+                focus = .level(max(0, index - 1))
+            } else if completion.levels.count > 0 {
+                focus = .level(completion.levels.count - 1)
+            }
+        case .pageDown:
+            focus = .events
+            eventSelection += Self.eventPage
+        case .pageUp:
+            focus = .events
+            eventSelection = max(0, eventSelection - Self.eventPage)
+        case .home where focus == .events: eventSelection = 0
+        case .enter where focus == .events: showDetail = true
+        case .character("z"):
+            if focus != nil { zoomed.toggle() }
+        case .character("/"):
+            filterLine = LineEditor(eventFilter ?? "")
+            focus = .events
+        case .escape:
+            if zoomed { zoomed = false } else if eventFilter != nil {
+                eventFilter = nil
+                eventSelection = 0
+            }
         case .character("w"): return [.run(.warn)]
         case .character("l"): open("load zipf 1000 2000")
         case .character("x"): return [.run(.loadStop)]
@@ -83,6 +145,42 @@ public struct InputController: Equatable, Sendable {
             if let digit = c.wholeNumberValue, (1...9).contains(digit) { return [.flipToggle(index: digit - 1)] }
         default: break
         }
+        return []
+    }
+
+    /// Keeps the event selection within the `count` events shown; the detail
+    /// closes when there is no event to show.
+    public mutating func clampEventSelection(to count: Int) {
+        eventSelection = min(max(0, eventSelection), max(0, count - 1))
+        if count == 0 { showDetail = false }
+    }
+
+    private mutating func editFilterLine(_ key: Key) -> [InputAction] {
+        guard var editor = filterLine else { return [] }
+        filterLine = nil
+        switch key {
+        case .escape: return []
+        case .enter:
+            let text = editor.text.trimmingCharacters(in: .whitespaces)
+            eventFilter = text.isEmpty ? nil : text
+            eventSelection = 0
+            return []
+        case .backspace:
+            if editor.text.isEmpty { return [] }
+            editor.backspace()
+        case .delete, .control("d"): editor.deleteForward()
+        case .left, .control("b"): editor.moveLeft()
+        case .right, .control("f"): editor.moveRight()
+        case .home, .control("a"): editor.moveToStart()
+        case .end, .control("e"): editor.moveToEnd()
+        case .control("u"): editor.deleteToStart()
+        case .control("k"): editor.deleteToEnd()
+        case .control("w"): editor.deleteWordBefore()
+        case .character(let c):
+            if editor.text.utf8.count < 1024 { editor.insert(c) }
+        default: break
+        }
+        filterLine = editor
         return []
     }
 

@@ -101,12 +101,7 @@ public final class ExplorerApp {
     func paint() {
         let size = backend.size
         input.clampHelpScroll(to: Renderer.helpMaxScroll(height: size.height))
-        let state = ViewState(
-            title: model.pipeline.spec.name, panes: model.panes(), events: Array(model.events.prefix(size.height)),
-            status: model.status,
-            commandLine: input.commandLine, commandCursor: input.commandCursor, showHelp: input.showHelp, helpScroll: input.helpScroll, paused: model.isPaused, hz: hz,
-            workload: model.workloadDescription, theme: theme.name
-        )
+        let state = Self.viewState(model: model, input: &input, hz: hz, theme: theme.name, height: size.height)
         // The screen is a function of the state: an unchanged state (an idle
         // pipeline between its once-a-second rate updates) is not redrawn.
         if !forceRedraw, let last = lastFrame, last.state == state, last.width == size.width, last.height == size.height {
@@ -116,6 +111,22 @@ public final class ExplorerApp {
         lastFrame = (state, size.width, size.height)
         framesPainted += 1
         forceRedraw = false
+    }
+
+    /// What the screen shows, from the model and the input state (the event
+    /// filter applied, the selection kept within the events shown).
+    static func viewState(model: ExplorerModel, input: inout InputController, hz: Int, theme: String, height: Int) -> ViewState {
+        let all = model.events
+        let events = EventFilter.apply(input.eventFilter, to: all)
+        input.clampEventSelection(to: events.count)
+        return ViewState(
+            title: model.pipeline.spec.name, panes: model.panes(), events: events, status: model.status,
+            commandLine: input.commandLine, commandCursor: input.commandCursor, showHelp: input.showHelp,
+            helpScroll: input.helpScroll, paused: model.isPaused, hz: hz, workload: model.workloadDescription, theme: theme,
+            focus: input.focus, zoomed: input.zoomed, eventSelection: input.eventSelection, eventFilter: input.eventFilter,
+            eventTotal: all.count, filterLine: input.filterLine?.text, filterCursor: input.filterLine?.charactersAfterCursor ?? 0,
+            detail: input.showDetail && input.eventSelection < events.count ? events[input.eventSelection] : nil
+        )
     }
 
     func perform(_ action: InputAction) {

@@ -4,6 +4,8 @@ public enum Role: Int, CaseIterable, Sendable {
     case footer, footerKey, sparkline, toggleOn, toggleOff, helpText, helpKey, command
     /// The character under the command line's cursor (the command colours swapped).
     case cursor
+    /// The focused pane's border.
+    case focus
 }
 
 /// One character cell. A wide character fills its cell and marks the next as
@@ -137,6 +139,12 @@ public struct BoxGlyphs: Equatable, Sendable {
                                           bottomLeft: "╰", bottomRight: "╯")
     public static let ascii = BoxGlyphs(horizontal: "-", vertical: "|", topLeft: "+", topRight: "+",
                                         bottomLeft: "+", bottomRight: "+")
+    /// The focused pane: double lines (ASCII: `=` and `#`), so focus shows
+    /// without colour too.
+    public static let unicodeFocused = BoxGlyphs(horizontal: "═", vertical: "║", topLeft: "╔", topRight: "╗",
+                                                 bottomLeft: "╚", bottomRight: "╝")
+    public static let asciiFocused = BoxGlyphs(horizontal: "=", vertical: "#", topLeft: "#", topRight: "#",
+                                               bottomLeft: "#", bottomRight: "#")
 }
 
 /// Terminal column widths without libc (the same rules as wcwidth for the
