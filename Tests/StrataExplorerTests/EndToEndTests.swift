@@ -89,8 +89,15 @@ import Glibc
         let report = try JSONDecoder().decode(Report.self, from: Data(json.stdout.utf8))
         #expect(report.pipeline == "e2e")
         #expect(report.levels.map(\.level) == ["L1", "L2", "origin"])
-        #expect(report.levels[0].statistics.gets == 102)
-        #expect(report.levels[2].statistics.gets == 21, "key a once, then each of the 20 loop keys once")
+        // `load … 0.2` is a time limit (issue 10, D5): at most its 100 gets,
+        // fewer on a busy machine; and a loop key asked again before its
+        // back-fill landed reaches the origin twice. What always holds: each
+        // level is asked exactly for what the one above missed.
+        let (l1, l2, origin) = (report.levels[0].statistics, report.levels[1].statistics, report.levels[2].statistics)
+        #expect((3...102).contains(l1.gets), "get a twice, then the loop: \(l1.gets)")
+        #expect(l2.gets == l1.gets - l1.hits)
+        #expect(origin.gets == l2.gets - l2.hits)
+        #expect(origin.gets >= 2, "key a and at least one loop key come from the origin")
     }
 
     @Test func refusesToRunWithoutATerminal() async throws {

@@ -81,35 +81,51 @@ public struct InputController: Equatable, Sendable {
             }
             return []
         }
-        switch key {
-        case .character(":"): open("")
-        case .character("g"): open("get ")
-        case .character("s"): open("set ")
-        case .character("d"): open("rm ")
-        case .character("c"):
+        guard let binding = KeyBinding.binding(for: key) else { return [] }
+        return perform(binding.action, key: key)
+    }
+
+    /// Carries out a normal-mode binding (``KeyBinding/table``).
+    private mutating func perform(_ action: KeyBinding.Action, key: Key) -> [InputAction] {
+        let levels = completion.levels.count
+        switch action {
+        case .open(let text): open(text)
+        case .run(let command): return [.run(command)]
+        case .flipToggle:
+            if case .character(let c) = key, let digit = c.wholeNumberValue, (1...9).contains(digit) {
+                return [.flipToggle(index: digit - 1)]
+            }
+        case .cycleTheme: return [.cycleTheme]
+        case .faster: return [.faster]
+        case .slower: return [.slower]
+        case .redraw: return [.redraw]
+        case .help:
+            showHelp = true
+            helpScroll = 0
+        case .clearFocused:
             // The focused level by default; the line is the confirmation.
-            if case .level(let index) = focus, index < completion.levels.count {
+            if case .level(let index) = focus, index < levels {
                 open("clear " + completion.levels[index])
             } else {
                 open("clear ")
             }
-        case .tab: focus = (focus ?? .events).moved(forward: true, levels: completion.levels.count)
-        case .backTab: focus = (focus ?? .level(0)).moved(forward: false, levels: completion.levels.count)
-        case .character("j"), .down:
+        case .focusNext: focus = (focus ?? .events).moved(forward: true, levels: levels)
+        case .focusPrevious: focus = (focus ?? .level(0)).moved(forward: false, levels: levels)
+        case .down:
             if focus == .events {
                 eventSelection += 1
-            } else if case .level(let index) = focus, index + 1 < completion.levels.count {
+            } else if case .level(let index) = focus, index + 1 < levels {
                 focus = .level(index + 1)
             } else {
-                focus = focus == nil ? .level(0) : .events
+                focus = focus == nil && levels > 0 ? .level(0) : .events
             }
-        case .character("k"), .up:
+        case .up:
             if focus == .events, eventSelection > 0 {
                 eventSelection -= 1
             } else if case .level(let index) = focus {
                 focus = .level(max(0, index - 1))
-            } else if completion.levels.count > 0 {
-                focus = .level(completion.levels.count - 1)
+            } else if levels > 0 {
+                focus = .level(levels - 1)
             }
         case .pageDown:
             focus = .events
@@ -117,33 +133,20 @@ public struct InputController: Equatable, Sendable {
         case .pageUp:
             focus = .events
             eventSelection = max(0, eventSelection - Self.eventPage)
-        case .home where focus == .events: eventSelection = 0
-        case .enter where focus == .events: showDetail = true
-        case .character("z"):
-            if focus != nil { zoomed.toggle() }
-        case .character("/"):
+        case .newest: if focus == .events { eventSelection = 0 }
+        case .detail: if focus == .events { showDetail = true }
+        case .zoom: if focus != nil { zoomed.toggle() }
+        case .filter:
             filterLine = LineEditor(eventFilter ?? "")
             focus = .events
-        case .escape:
-            if zoomed { zoomed = false } else if eventFilter != nil {
+        case .back:
+            if zoomed {
+                zoomed = false
+            } else if eventFilter != nil {
                 eventFilter = nil
                 eventSelection = 0
             }
-        case .character("w"): return [.run(.warn)]
-        case .character("l"): open("load zipf 1000 2000")
-        case .character("x"): return [.run(.loadStop)]
-        case .character("p"): return [.run(.pause)]  // the app turns it into resume when paused
-        case .character("r"): return [.run(.reset)]
-        case .character("t"): return [.cycleTheme]
-        case .character("+"), .character("="): return [.faster]
-        case .character("-"): return [.slower]
-        case .character("q"): return [.run(.quit)]
-        case .character("?"), .character("h"), .help:
-            showHelp = true
-            helpScroll = 0
-        case .character(let c) where c.isNumber && c != "0":
-            if let digit = c.wholeNumberValue, (1...9).contains(digit) { return [.flipToggle(index: digit - 1)] }
-        default: break
+        case .lineEditing: break
         }
         return []
     }

@@ -57,35 +57,11 @@ public struct ViewState: Equatable, Sendable {
     }
 }
 
-/// Single keys, in the order help lists them.
+/// Single keys, in the order help lists them: drawn from ``KeyBinding/table``.
 public enum KeyHelp {
-    public static let keys: [(key: String, meaning: String)] = [
-        (":", "command line: Enter runs, Esc cancels, ↑/↓ history, Tab"),
-        ("←/→ ^A ^E ^U ^W ^K", "edit it: move, start, end, cut to start, word, to end"),
-        ("Tab S-Tab j k", "focus the next / previous pane (j/k: older/newer event in the log)"),
-        ("z", "zoom the focused pane (again or Esc: back)"),
-        ("PgUp PgDn", "scroll the event log"),
-        ("/", "filter the event log (Esc clears)"),
-        ("Enter", "the selected event in full"),
-        ("g", "get a key (:get )"),
-        ("s", "set a key (:set )"),
-        ("d", "remove a key (:rm )"),
-        ("c", "clear the focused level, or choose (:clear )"),
-        ("w", "memory warning to every level"),
-        ("1-9", "flip condition toggle 1-9"),
-        ("l", "start a zipf workload (:load zipf 1000 2000)"),
-        ("x", "stop the workload"),
-        ("p", "pause / resume the figures"),
-        ("r", "reset counters"),
-        ("+ / -", "faster / slower refresh"),
-        ("t", "next colour theme"),
-        ("Ctrl-L", "redraw the screen"),
-        ("? h F1", "this help (Esc or ? closes; ↑/↓ PgUp/PgDn scroll)"),
-        ("q Ctrl-C", "quit"),
-    ]
+    public static var keys: [(key: String, meaning: String)] {
+        KeyBinding.documented.map { ($0.keys.joined(separator: " "), $0.meaning) }
+    }
 
-    public static let footer: [(key: String, label: String)] = [
-        (":", "cmd"), ("g", "get"), ("s", "set"), ("w", "warn"), ("1-9", "toggle"), ("l", "load"),
-        ("x", "stop"), ("p", "pause"), ("?", "help"), ("q", "quit"),
-    ]
+    public static var footer: [(key: String, label: String)] { KeyBinding.table.compactMap(\.footer) }
 }
