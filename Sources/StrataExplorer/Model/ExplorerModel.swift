@@ -71,7 +71,9 @@ public final class ExplorerModel: Sendable {
                 conditionOn: level.toggle?.isOn, stats: level.statistics.snapshot(),
                 getsPerSecond: history.getsPerSecond, hitsPerSecond: history.hitsPerSecond,
                 entries: level.entries(), countLimit: level.countLimit, bytes: level.bytes(),
-                capacity: level.capacityBytes, sparkline: history.sparkline, lastError: level.statistics.lastError
+                capacity: level.capacityBytes, sparkline: history.sparkline, lastError: level.statistics.lastError,
+                toggleNumber: level.toggle.flatMap { toggle in pipeline.toggles.firstIndex { $0 === toggle } }.map { $0 + 1 },
+                configuration: level.spec.paneConfiguration
             )
         }
     }

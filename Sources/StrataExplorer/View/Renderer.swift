@@ -93,8 +93,10 @@ public struct Renderer: Sendable {
             : (pane.summary == pane.name ? "" : pane.summary)
         var title: [(String, Role)] = [(pane.name, .label)]
         if !summary.isEmpty { title.append((" · " + summary, .dim)) }
+        if !pane.configuration.isEmpty { title.append((" · " + pane.configuration, .dim)) }
         if let on = pane.conditionOn {
-            title.append((on ? " [on]" : " [OFF]", on ? .toggleOn : .toggleOff))
+            let number = pane.toggleNumber.map { "\($0) " } ?? ""
+            title.append((on ? " [\(number)on]" : " [\(number)OFF]", on ? .toggleOn : .toggleOff))
         }
         if pane.lastError != nil && pane.stats.errors + pane.stats.setErrors + pane.stats.backfillFailures > 0 {
             title.append((unicode ? " ⚠" : " !", .error))
