@@ -40,6 +40,10 @@ public final class ExplorerModel: Sendable {
 
     public let pipeline: Pipeline
     private let state: Mutex<State>
+    /// One workload get in this many is logged with its path (0: none): `sample N`.
+    private let sampling = Atomic<Int>(ExplorerModel.defaultSampling)
+    public static let defaultSampling = 1000
+    public var sampleEvery: Int { sampling.load(ordering: .relaxed) }
 
     public init(pipeline: Pipeline) {
         self.pipeline = pipeline
@@ -205,7 +209,13 @@ public final class ExplorerModel: Sendable {
             if let previous {
                 log("load: replaced the running \(previous.description) after \(previous.completed) gets")
             }
-            workload.start(on: pipeline.cache) { [weak self] in
+            workload.start(on: pipeline.cache, sample: { [weak self] n, key in
+                guard let self else { return false }
+                let every = self.sampling.load(ordering: .relaxed)
+                guard every > 0, n % every == 0 else { return false }
+                await self.sampledGet(key)
+                return true
+            }) { [weak self] in
                 guard let self else { return }
                 let ended = self.state.withLock { state -> Bool in
                     guard state.workload === workload else { return false }
@@ -217,6 +227,9 @@ public final class ExplorerModel: Sendable {
             log("load \(pattern.rawValue) over \(keys) keys at \(rate)/s" + (seconds.map { String(format: " for %.0fs", $0) } ?? ""))
             return CommandOutcome(previous.map { "workload replaced the running \($0.description) (load stop ends it)" }
                                   ?? "workload started (load stop ends it)")
+        case .sample(let every):
+            sampling.store(every, ordering: .relaxed)
+            return CommandOutcome(every == 0 ? "workload gets are not logged" : "logging one workload get in \(every)")
         case .loadStop:
             guard let workload = state.withLock({ state -> Workload? in
                 defer { state.workload = nil }
@@ -267,6 +280,23 @@ public final class ExplorerModel: Sendable {
         let text = "\(what) failed: \(error)"
         log(text, isError: true)
         return CommandOutcome(text, isError: true)
+    }
+
+    /// One workload get, traced and logged with its path (`load get k  L1 hit`).
+    private func sampledGet(_ key: String) async {
+        let trace = RequestTrace()
+        do {
+            let value = try await trace.record { try await pipeline.cache.getIfPresent(key) }
+            let forward = trace.events.filter { !$0.isBackfill }
+            if value != nil {
+                let above = forward.filter { $0.outcome != .hit }.count
+                await trace.waitForEvents(count: forward.count + above, timeout: .milliseconds(200))
+            }
+            log("load get \(key)  " + Self.path(trace.events) + (value == nil ? " → not found" : ""),
+                isError: forward.contains { $0.outcome == .error })
+        } catch {
+            log("load get \(key)  " + Self.path(trace.events) + " → failed", isError: true)
+        }
     }
 
     private func get(_ key: String) async -> CommandOutcome {
