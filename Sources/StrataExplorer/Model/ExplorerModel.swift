@@ -292,10 +292,10 @@ public final class ExplorerModel: Sendable {
                 let above = forward.filter { $0.outcome != .hit }.count
                 await trace.waitForEvents(count: forward.count + above, timeout: .milliseconds(200))
             }
-            log("load get \(key)  " + Self.path(trace.events) + (value == nil ? " → not found" : ""),
+            log("load get \(key)  " + Self.path(trace.events, levels: skippable()) + (value == nil ? " → not found" : ""),
                 isError: forward.contains { $0.outcome == .error })
         } catch {
-            log("load get \(key)  " + Self.path(trace.events) + " → failed", isError: true)
+            log("load get \(key)  " + Self.path(trace.events, levels: skippable()) + " → failed", isError: true)
         }
     }
 
@@ -306,7 +306,7 @@ public final class ExplorerModel: Sendable {
         do {
             value = try await trace.record { try await pipeline.cache.getIfPresent(key) }
         } catch {
-            log("get \(key)  " + Self.path(trace.events) + " → failed", isError: true)
+            log("get \(key)  " + Self.path(trace.events, levels: skippable()) + " → failed", isError: true)
             return CommandOutcome("get \(key) failed: \(error)", isError: true)
         }
         let elapsed = ContinuousClock.now - started
@@ -316,7 +316,7 @@ public final class ExplorerModel: Sendable {
             let above = forward.filter { $0.outcome != .hit }.count
             await trace.waitForEvents(count: forward.count + above, timeout: .seconds(2))
         }
-        let line = "get \(key)  " + Self.path(trace.events) + (value == nil ? " → not found" : "")
+        let line = "get \(key)  " + Self.path(trace.events, levels: skippable()) + (value == nil ? " → not found" : "")
         log(line, isError: forward.contains { $0.outcome == .error })
         guard let value else { return CommandOutcome("get \(key): not found in any level") }
         let source = forward.last { $0.outcome == .hit }?.level ?? "?"
@@ -335,9 +335,30 @@ public final class ExplorerModel: Sendable {
     }
 
     /// `L1 miss → L2 miss → origin hit 48 ms → back-filled L2, L1`
-    static func path(_ events: [CacheEvent]) -> String {
+    /// Every level in order, with whether its condition is off now (for the path).
+    func skippable() -> [(name: String, conditionOff: Bool)] {
+        pipeline.levels.map { ($0.spec.name, $0.toggle.map { !$0.isOn } ?? false) }
+    }
+
+    /// A request's path: each level's outcome in order. A level of `levels`
+    /// the request passed without asking (above the last level it reached) is
+    /// shown as skipped, `by condition` when its condition is off.
+    static func path(_ events: [CacheEvent], levels: [(name: String, conditionOff: Bool)] = []) -> String {
         var parts: [String] = []
+        let asked = Set(events.filter { !$0.isBackfill }.map(\.level))
+        let deepest = levels.lastIndex { asked.contains($0.name) } ?? -1
+        var skipped: [String: String] = [:]
+        for (index, level) in levels.enumerated() where index < deepest && !asked.contains(level.name) {
+            skipped[level.name] = "\(level.name) skipped" + (level.conditionOff ? " by condition" : "")
+        }
+        var pending = levels.prefix(max(0, deepest)).map(\.name).filter { skipped[$0] != nil }
         for event in events where !event.isBackfill {
+            // The skipped levels above this one come first.
+            if let position = levels.firstIndex(where: { $0.name == event.level }) {
+                let above = Set(levels.prefix(position).map(\.name))
+                for name in pending where above.contains(name) { parts.append(skipped[name] ?? name) }
+                pending.removeAll { above.contains($0) }
+            }
             var text = "\(event.level) \(event.outcome.rawValue)"
             if event.outcome == .hit || event.duration >= .milliseconds(1) {
                 text += " " + Units.latency(UInt64(max(0, event.duration.nanoseconds)))
