@@ -33,10 +33,23 @@ import Testing
         #expect(indexes.allSatisfy { $0 % 5 == 0 }, "\(indexes)")
     }
 
+    @Test func byDefaultAboutTwoGetsASecondAreLogged() async throws {
+        let model = try Self.model()
+        defer { model.shutdown() }
+        // 400 gets/s: auto logs one in 200, so requests 0, 200, 400, … .
+        _ = await model.execute(.load(pattern: .loop, keys: 100_000, rate: 400, seconds: nil))
+        try await Self.waitForGets(model, 450)
+        _ = await model.execute(.loadStop)
+        let indexes = model.events.filter { $0.text.hasPrefix("load get key:") }
+            .compactMap { Int($0.text.dropFirst("load get key:".count).prefix { $0.isNumber }) }
+        #expect(indexes.count >= 2 && indexes.count <= 4 && indexes.allSatisfy { $0 % 200 == 0 }, "\(indexes)")
+    }
+
     @Test func sampleZeroLogsNoWorkloadGets() async throws {
         let model = try Self.model()
         defer { model.shutdown() }
-        #expect(model.sampleEvery == ExplorerModel.defaultSampling)
+        #expect(model.sampleEvery == ExplorerModel.autoSampling)
+        #expect(try CommandParser.parse("sample auto") == .sample(ExplorerModel.autoSampling))
         _ = await model.execute(.sample(0))
         _ = await model.execute(.load(pattern: .loop, keys: 1000, rate: 400, seconds: nil))
         try await Self.waitForGets(model, 60)

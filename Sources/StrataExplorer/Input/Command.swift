@@ -38,7 +38,7 @@ public enum Command: Sendable, Equatable {
         ("toggle NAME", "switch a level condition on or off"),
         ("load PATTERN KEYS RATE [SECS]", "background gets/s; PATTERN is zipf, uniform or loop"),
         ("load stop", "stop the workload"),
-        ("sample N", "log one workload get in N with its path (0: none; default 1000)"),
+        ("sample N|auto", "log one workload get in N with its path (0: none; auto, the default: ~2/s)"),
         ("pause / resume", "freeze or resume the screen's figures"),
         ("reset", "zero every counter"),
         ("theme NAME", "switch colour theme"),
@@ -123,8 +123,9 @@ public enum CommandParser {
             }
             return .load(pattern: pattern, keys: keys, rate: rate, seconds: seconds)
         case "sample":
+            if words.count == 1 && words[0].lowercased() == "auto" { return .sample(ExplorerModel.autoSampling) }
             guard words.count == 1, let every = Int(words[0]), (0...10_000_000).contains(every) else {
-                throw CommandError("usage: sample N (log one workload get in N; 0: none)")
+                throw CommandError("usage: sample N|auto (log one workload get in N; 0: none; auto: about 2/s)")
             }
             return .sample(every)
         case "pause": try noArguments(); return .pause

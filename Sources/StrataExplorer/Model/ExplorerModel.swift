@@ -40,9 +40,11 @@ public final class ExplorerModel: Sendable {
 
     public let pipeline: Pipeline
     private let state: Mutex<State>
-    /// One workload get in this many is logged with its path (0: none): `sample N`.
-    private let sampling = Atomic<Int>(ExplorerModel.defaultSampling)
-    public static let defaultSampling = 1000
+    /// One workload get in this many is logged with its path (0: none):
+    /// `sample N`; ``autoSampling`` (the default): about two a second,
+    /// whatever the rate, so the log stays readable.
+    private let sampling = Atomic<Int>(ExplorerModel.autoSampling)
+    public static let autoSampling = -1
     public var sampleEvery: Int { sampling.load(ordering: .relaxed) }
 
     public init(pipeline: Pipeline) {
@@ -211,7 +213,8 @@ public final class ExplorerModel: Sendable {
             }
             workload.start(on: pipeline.cache, sample: { [weak self] n, key in
                 guard let self else { return false }
-                let every = self.sampling.load(ordering: .relaxed)
+                let setting = self.sampling.load(ordering: .relaxed)
+                let every = setting == Self.autoSampling ? max(1, rate / 2) : setting
                 guard every > 0, n % every == 0 else { return false }
                 await self.sampledGet(key)
                 return true
@@ -229,7 +232,9 @@ public final class ExplorerModel: Sendable {
                                   ?? "workload started (load stop ends it)")
         case .sample(let every):
             sampling.store(every, ordering: .relaxed)
-            return CommandOutcome(every == 0 ? "workload gets are not logged" : "logging one workload get in \(every)")
+            return CommandOutcome(every == 0 ? "workload gets are not logged"
+                                  : every == Self.autoSampling ? "logging about two workload gets a second"
+                                  : "logging one workload get in \(every)")
         case .loadStop:
             guard let workload = state.withLock({ state -> Workload? in
                 defer { state.workload = nil }
