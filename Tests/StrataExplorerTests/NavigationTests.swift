@@ -167,6 +167,37 @@ import Testing
         assertSnapshot(frame.text, named: "detail-100x30")
     }
 
+    @Test func compactViewIsOneLinePerLevel() {
+        var input = Self.input()
+        _ = input.handle(.character("v"))
+        #expect(input.compact)
+        var state = Self.state(width: 80)
+        state.compact = true
+        let text = Renderer(unicode: true).render(state, width: 80, height: 24).text
+        let lines = text.components(separatedBy: "\n")
+        #expect(lines.contains { $0.hasPrefix("│ L1 ") && $0.contains("hit 81.0%") && $0.contains("[1 on]") }, "\(text)")
+        #expect(lines.contains { $0.hasPrefix("│ origin ") && $0.contains("hit 96.5%") })
+        #expect(!text.contains("╭─ L1 "), "no panes")
+        assertSnapshot(text, named: "compact-80x24")
+    }
+
+    @Test func aDeepPipelineScrollsToTheFocusedLevelInCompactView() {
+        var state = Self.state(width: 80)
+        let template = state.panes[0]
+        state.panes = (1...30).map { n in
+            var pane = template
+            pane.name = "L\(n)"
+            return pane
+        }
+        state.compact = true
+        state.focus = .level(25)
+        let text = Renderer(unicode: true).render(state, width: 80, height: 24).text
+        #expect(text.contains("║›L26 ") || text.contains("║›L26"), "the focused level is in view:\n\(text)")
+        #expect(text.contains(" of 30"), "the title says how many there are:\n\(text)")
+        #expect(!text.contains("║ L1 "))
+        assertSnapshot(text, named: "compact-deep-80x24")
+    }
+
     @Test func theFilterLineHasItsOwnPrompt() {
         var state = Self.state(width: 80)
         state.filterLine = "miss"

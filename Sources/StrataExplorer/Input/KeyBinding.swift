@@ -13,7 +13,7 @@ public struct KeyBinding: Sendable {
         case flipToggle
         case cycleTheme, faster, slower, help, redraw
         case focusNext, focusPrevious, down, up, pageDown, pageUp, newest
-        case zoom, filter, clearFocused, detail, back
+        case zoom, compact, filter, clearFocused, detail, back
         /// Documented here, handled by the line being edited (editing keys).
         case lineEditing
     }
@@ -53,6 +53,7 @@ public struct KeyBinding: Sendable {
         KeyBinding([], "", triggers: [.pageUp], .pageUp),
         KeyBinding(["Home"], "the newest event (the log focused)", triggers: [.home], .newest),
         KeyBinding(["z"], "zoom the focused pane (z or Esc again: back)", triggers: chars("z"), .zoom),
+        KeyBinding(["v"], "one line per level (deep pipelines) or a pane each", triggers: chars("v"), .compact),
         KeyBinding(["/"], "filter the event log (Esc clears the filter)", footer: ("/", "filter"),
                    triggers: chars("/"), .filter),
         KeyBinding(["Enter"], "the selected event in full (the log focused)", triggers: [.enter], .detail),

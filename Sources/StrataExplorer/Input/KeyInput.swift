@@ -35,6 +35,8 @@ public struct InputController: Equatable, Sendable {
     public private(set) var focus: Focus?
     /// The focused pane fills the screen.
     public private(set) var zoomed = false
+    /// One line per level instead of a pane each.
+    public private(set) var compact = false
     /// The selected event, 0 the newest (of those the filter lets through).
     public private(set) var eventSelection = 0
     /// The event log's filter: only lines containing it (case-insensitive).
@@ -136,6 +138,7 @@ public struct InputController: Equatable, Sendable {
         case .newest: if focus == .events { eventSelection = 0 }
         case .detail: if focus == .events { showDetail = true }
         case .zoom: if focus != nil { zoomed.toggle() }
+        case .compact: compact.toggle()
         case .filter:
             filterLine = LineEditor(eventFilter ?? "")
             focus = .events

@@ -123,7 +123,7 @@ public final class ExplorerApp {
             title: model.pipeline.spec.name, panes: model.panes(), events: events, status: model.status,
             commandLine: input.commandLine, commandCursor: input.commandCursor, showHelp: input.showHelp,
             helpScroll: input.helpScroll, paused: model.isPaused, hz: hz, workload: model.workloadDescription, theme: theme,
-            focus: input.focus, zoomed: input.zoomed, eventSelection: input.eventSelection, eventFilter: input.eventFilter,
+            focus: input.focus, zoomed: input.zoomed, compact: input.compact, eventSelection: input.eventSelection, eventFilter: input.eventFilter,
             eventTotal: all.count, filterLine: input.filterLine?.text, filterCursor: input.filterLine?.charactersAfterCursor ?? 0,
             detail: input.showDetail && input.eventSelection < events.count ? events[input.eventSelection] : nil
         )

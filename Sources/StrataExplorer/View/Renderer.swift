@@ -42,6 +42,8 @@ public struct Renderer: Sendable {
         } else if let zoomedLevel {
             drawPane(state.panes[zoomedLevel], y: y, focused: true, into: &buffer)
             y += Self.paneHeight
+        } else if state.compact {
+            y += drawCompactLevels(state, y: y, maximumHeight: middleBottom - middleTop - 4, into: &buffer)
         } else {
             let available = middleBottom - middleTop
             let minimumLog = 4

@@ -18,6 +18,8 @@ public struct ViewState: Equatable, Sendable {
     /// The focused pane (highlighted; `z` zooms it), if any.
     public var focus: Focus?
     public var zoomed: Bool
+    /// One line per level (deep pipelines) instead of a pane each.
+    public var compact: Bool
     /// The selected event (0 the newest of `events`), marked when the log has focus.
     public var eventSelection: Int
     /// The filter `events` went through, and how many events there are in all.
@@ -31,7 +33,7 @@ public struct ViewState: Equatable, Sendable {
 
     public init(title: String, panes: [PaneState], events: [EventLine] = [], status: CommandOutcome = CommandOutcome(""),
                 commandLine: String? = nil, commandCursor: Int = 0, showHelp: Bool = false, helpScroll: Int = 0, paused: Bool = false, hz: Int = 10,
-                workload: String? = nil, theme: String = "default", focus: Focus? = nil, zoomed: Bool = false,
+                workload: String? = nil, theme: String = "default", focus: Focus? = nil, zoomed: Bool = false, compact: Bool = false,
                 eventSelection: Int = 0, eventFilter: String? = nil, eventTotal: Int? = nil, filterLine: String? = nil,
                 filterCursor: Int = 0, detail: EventLine? = nil) {
         self.title = title
@@ -48,6 +50,7 @@ public struct ViewState: Equatable, Sendable {
         self.theme = theme
         self.focus = focus
         self.zoomed = zoomed
+        self.compact = compact
         self.eventSelection = eventSelection
         self.eventFilter = eventFilter
         self.eventTotal = eventTotal ?? events.count
