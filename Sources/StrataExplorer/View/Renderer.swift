@@ -140,6 +140,31 @@ public struct Renderer: Sendable {
             line.text("last error: " + error, .error)
         }
         buffer = line.buffer
+        // A meter of how full the level is (bytes or entries, the fuller), where there is room.
+        let fractions = [pane.bytes.flatMap { b in pane.capacity.map { Double(b) / Double(max(1, $0)) } },
+                         pane.entries.flatMap { e in pane.countLimit.map { Double(e) / Double(max(1, $0)) } }]
+        if let full = fractions.compactMap({ $0 }).max() {
+            let bar = meter(full, width: 10)
+            let text = bar + String(format: " %3.0f%%", min(1, full) * 100)
+            let width = TextWidth.of(text)
+            if line.used + width + 2 <= inner {
+                buffer.put(text, x: 2 + inner - width, y: y + 3, role: full >= 0.95 ? .miss : .sparkline)
+            }
+        }
+    }
+
+    /// `fraction` (0...1) as a bar `width` cells wide, eighths included:
+    /// `▕██████▌   ▏` (ASCII `[######    ]`).
+    func meter(_ fraction: Double, width: Int) -> String {
+        let eighths = Int((min(1, max(0, fraction)) * Double(width * 8)).rounded())
+        if !unicode {
+            let filled = (eighths + 4) / 8
+            return "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "]"
+        }
+        let partial: [String] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
+        var bar = String(repeating: "█", count: eighths / 8)
+        if eighths % 8 > 0 { bar += partial[eighths % 8] }
+        return "▕" + bar + String(repeating: " ", count: width - TextWidth.of(bar)) + "▏"
     }
 
     func ratioRole(_ s: StatisticsSnapshot) -> Role {
