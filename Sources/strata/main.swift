@@ -127,6 +127,9 @@ struct Explore: AsyncParsableCommand {
     @Option(help: "Also append log lines to this file (on screen they go to the event log).")
     var logFile: String?
 
+    @Flag(help: "Leave the mouse to the terminal (by default a click focuses a pane and the wheel scrolls the log).")
+    var noMouse = false
+
     func validate() throws {
         guard (1...60).contains(hz) else { throw ValidationError("--hz must be from 1 to 60") }
     }
@@ -154,7 +157,7 @@ struct Explore: AsyncParsableCommand {
         do {
             app = try ExplorerApp(model: model, theme: chosenTheme, themeDirectories: [paths.themesDirectory],
                                   hz: hz, noColor: noColor, forceASCII: ascii,
-                                  historyFile: HistoryFile(path: paths.historyFile))
+                                  historyFile: HistoryFile(path: paths.historyFile), mouse: !noMouse)
         } catch {
             model.shutdown()
             fail("\(error)")

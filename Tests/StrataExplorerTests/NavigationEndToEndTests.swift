@@ -57,4 +57,36 @@ import Testing
         #expect(unfiltered.contains("get k30  "), "the filter is gone:\n\(unfiltered)")
         try tmux("send-keys", "-t", "ui", "q")
     }
+
+    // Item 6: a click (an SGR mouse report, as a terminal sends it) focuses the
+    // pane under it; the wheel scrolls the log; --no-mouse leaves them alone.
+    @Test func clickFocusesAPaneAndTheWheelScrollsTheLog() async throws {
+        let config = try E2E.quickConfig()
+        let state = NSTemporaryDirectory() + "strata-state-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: config); try? FileManager.default.removeItem(atPath: state) }
+        let tmux = E2E.Tmux()
+        defer { _ = try? tmux("kill-server") }
+        let command = "env TERM=xterm-256color LC_ALL=C.UTF-8 XDG_STATE_HOME=\(state) \(E2E.binary) --config \(config)"
+        try tmux("new-session", "-d", "-s", "ui", "-x", "100", "-y", "34", command + "; sleep 30")
+        _ = await tmux.waitFor { $0.contains("events") }
+        // Row 9, column 11 (1-based) is inside L2's pane (rows 7-11).
+        try tmux("send-keys", "-t", "ui", "-l", "\u{1B}[<0;11;9M")
+        try tmux("send-keys", "-t", "ui", "-l", "\u{1B}[<0;11;9m")
+        let clicked = await tmux.waitFor { $0.contains("╔═ L2 ") }
+        #expect(clicked.contains("╔═ L2 "), "L2 focused by the click:\n\(clicked)")
+        try tmux("send-keys", "-t", "ui", "-l", "\u{1B}[<65;11;25M")
+        let wheeled = await tmux.waitFor { $0.contains("╔═ events") }
+        #expect(wheeled.contains("╔═ events") && !wheeled.contains("╔═ L2 "), "the wheel moved to the log:\n\(wheeled)")
+        try tmux("send-keys", "-t", "ui", "q")
+        _ = await tmux.waitFor { !$0.contains("events") }
+
+        try tmux("kill-session", "-t", "ui")
+        try tmux("new-session", "-d", "-s", "ui", "-x", "100", "-y", "34", command + " --no-mouse; sleep 30")
+        _ = await tmux.waitFor { $0.contains("events") }
+        try tmux("send-keys", "-t", "ui", "-l", "\u{1B}[<0;11;9M")
+        try tmux("send-keys", "-t", "ui", ":get after-click", "Enter")
+        let ignored = await tmux.waitFor { $0.contains("get after-click") }
+        #expect(!ignored.contains("╔═"), "no pane focused with --no-mouse:\n\(ignored)")
+        try tmux("send-keys", "-t", "ui", "Escape", "q")
+    }
 }

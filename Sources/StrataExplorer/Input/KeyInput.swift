@@ -6,6 +6,7 @@ public enum Key: Equatable, Sendable {
     case tab, backTab
     /// Ctrl plus a letter not taken above (`control("a")` is Ctrl-A).
     case control(Character)
+    case mouse(MouseEvent)
 }
 
 /// What a key asks the app to do.
@@ -152,6 +153,21 @@ public struct InputController: Equatable, Sendable {
         case .lineEditing: break
         }
         return []
+    }
+
+    /// A mouse press on `target` (the app finds the pane under the pointer):
+    /// focuses it. Ignored while a line, the help or a detail is open.
+    public mutating func click(_ target: Focus) {
+        guard line == nil, filterLine == nil, !showHelp, !showDetail else { return }
+        focus = target
+    }
+
+    /// The mouse wheel: the event log takes the focus and scrolls (`by`
+    /// events, positive towards older ones).
+    public mutating func scrollEvents(by count: Int) {
+        guard line == nil, filterLine == nil, !showHelp, !showDetail else { return }
+        focus = .events
+        eventSelection = max(0, eventSelection + count)
     }
 
     /// Keeps the event selection within the `count` events shown; the detail

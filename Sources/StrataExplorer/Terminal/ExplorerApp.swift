@@ -26,14 +26,14 @@ public final class ExplorerApp {
     let historyFile: HistoryFile?
 
     public init(model: ExplorerModel, theme: Theme, themeDirectories: [String], hz: Int,
-                noColor: Bool, forceASCII: Bool, historyFile: HistoryFile? = nil) throws {
+                noColor: Bool, forceASCII: Bool, historyFile: HistoryFile? = nil, mouse: Bool = true) throws {
         self.model = model
         self.historyFile = historyFile
         input = InputController(history: historyFile?.load() ?? [])
         input.completion = Completion(levels: model.pipeline.levels.map(\.spec.name),
                                       toggles: model.pipeline.toggles.map(\.name),
                                       themes: Array(Set(Theme.builtinNames + themeDirectories.flatMap(Theme.userThemeNames))).sorted())
-        self.backend = try NcursesBackend(noColor: noColor, forceASCII: forceASCII)
+        self.backend = try NcursesBackend(noColor: noColor, forceASCII: forceASCII, mouse: mouse)
         self.renderer = Renderer(unicode: backend.unicode)
         self.theme = theme
         self.themeDirectories = themeDirectories
@@ -82,6 +82,10 @@ public final class ExplorerApp {
         var handled = 0
         while handled < Self.keysPerFrame, let key = backend.readKey() {
             handled += 1
+            if case .mouse(let event) = key {
+                Self.handle(event, regions: lastRegions, input: &input)
+                continue
+            }
             for action in input.handle(key) { perform(action) }
             if timer == nil { return }  // quit
         }
@@ -107,10 +111,25 @@ public final class ExplorerApp {
         if !forceRedraw, let last = lastFrame, last.state == state, last.width == size.width, last.height == size.height {
             return
         }
-        backend.paint(renderer.render(state, width: size.width, height: size.height), forceFullRedraw: forceRedraw)
+        let frame = renderer.render(state, width: size.width, height: size.height)
+        lastRegions = frame.regions
+        backend.paint(frame, forceFullRedraw: forceRedraw)
         lastFrame = (state, size.width, size.height)
         framesPainted += 1
         forceRedraw = false
+    }
+
+    /// Where the panes were in the last frame painted (for mouse presses).
+    var lastRegions: [CellBuffer.Region] = []
+
+    /// A press focuses the pane under the pointer; the wheel scrolls the log.
+    static func handle(_ event: MouseEvent, regions: [CellBuffer.Region], input: inout InputController) {
+        switch event.kind {
+        case .press:
+            if let target = regions.last(where: { $0.rows.contains(event.y) })?.focus { input.click(target) }
+        case .wheelUp: input.scrollEvents(by: -MouseEvent.wheelStep)
+        case .wheelDown: input.scrollEvents(by: MouseEvent.wheelStep)
+        }
     }
 
     /// What the screen shows, from the model and the input state (the event

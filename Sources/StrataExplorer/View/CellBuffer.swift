@@ -25,6 +25,17 @@ public struct CellBuffer: Equatable, Sendable {
     /// Only ASCII is drawn: other text is transliterated (``ASCIIFallback``).
     public let ascii: Bool
     public private(set) var cells: [Cell]
+    /// Which rows each pane occupies, so a mouse press finds its pane.
+    public var regions: [Region] = []
+
+    /// The rows of one focusable pane.
+    public struct Region: Equatable, Sendable {
+        public var focus: Focus
+        public var rows: Range<Int>
+    }
+
+    /// The pane drawn at row `y`, if any.
+    public func focus(atRow y: Int) -> Focus? { regions.last { $0.rows.contains(y) }?.focus }
 
     public init(width: Int, height: Int, ascii: Bool = false) {
         self.width = max(0, width)

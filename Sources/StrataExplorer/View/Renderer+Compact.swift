@@ -17,6 +17,7 @@ extension Renderer {
         let nameWidth = min(16, state.panes.map { TextWidth.of($0.name) }.max() ?? 0)
         for (row, (index, pane)) in state.panes.enumerated().dropFirst(first).prefix(rows).enumerated() {
             let lineY = y + 1 + row
+            buffer.regions.append(.init(focus: .level(index), rows: lineY..<(lineY + 1)))
             if index == focusedIndex { buffer.put("›", x: 1, y: lineY, role: .focus) }
             buffer.put(pane.name, x: 2, y: lineY, role: .label, limit: nameWidth, ellipsis: true)
             var line = Line(buffer: buffer, x: 3 + nameWidth, y: lineY, limit: buffer.width - 5 - nameWidth)

@@ -20,6 +20,7 @@ extension Renderer {
         }
         buffer.box(x: 0, y: y, width: buffer.width, height: height, title: title,
                    glyphs: focused ? focusedGlyphs : glyphs, role: focused ? .focus : .border)
+        buffer.regions.append(.init(focus: .events, rows: y..<(y + height)))
         for (row, (index, event)) in events.enumerated().dropFirst(first).prefix(rows).enumerated() {
             let lineY = y + 1 + row
             if focused && index == selection { buffer.put("›", x: 1, y: lineY, role: .focus) }

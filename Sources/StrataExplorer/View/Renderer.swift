@@ -41,6 +41,7 @@ public struct Renderer: Sendable {
             // The log alone.
         } else if let zoomedLevel {
             drawPane(state.panes[zoomedLevel], y: y, focused: true, into: &buffer)
+            buffer.regions.append(.init(focus: .level(zoomedLevel), rows: y..<(y + Self.paneHeight)))
             y += Self.paneHeight
         } else if state.compact {
             y += drawCompactLevels(state, y: y, maximumHeight: middleBottom - middleTop - 4, into: &buffer)
@@ -59,6 +60,7 @@ public struct Renderer: Sendable {
             if case .level(let index) = state.focus, index >= shown { first = min(index - shown + 1, state.panes.count - shown) }
             for (index, pane) in state.panes.enumerated().dropFirst(first).prefix(shown) {
                 drawPane(pane, y: y, focused: state.focus == .level(index), into: &buffer)
+                buffer.regions.append(.init(focus: .level(index), rows: y..<(y + Self.paneHeight)))
                 y += Self.paneHeight
             }
             if summaryRows > 0 {
