@@ -141,6 +141,22 @@ import Testing
         #expect(text.contains("╔═ origin") && !text.contains("L1 ·") && !text.contains("L2 ·"))
     }
 
+    @Test(arguments: [(80, 24), (120, 40), (200, 60)])
+    func zoomedLevelGetsALabelledHitRatioGraph(width: Int, height: Int) {
+        var state = Self.state(width: width)
+        state.panes[0].sparkline = (0..<60).map { $0 % 10 == 5 ? nil : Double($0) / 59 }
+        state.focus = .level(0)
+        state.zoomed = true
+        let text = Renderer(unicode: true).render(state, width: width, height: height).text
+        #expect(text.contains("─ hit ratio last 60 s, newest right "), "\(text)")
+        let lines = text.components(separatedBy: "\n")
+        #expect(lines.contains { $0.hasPrefix("│ 100% ") } && lines.contains { $0.hasPrefix("│   0% ") })
+        // The newest second (1.0) fills its column to the top; the oldest (0.0) leaves it empty.
+        let top = lines.first { $0.hasPrefix("│ 100% ") } ?? ""
+        #expect(top.hasSuffix("█ │"), "\(top)")
+        assertSnapshot(text, named: "zoom-L1-\(width)x\(height)")
+    }
+
     @Test func aFocusedLevelBelowTheFoldIsScrolledIntoView() {
         var state = Self.state(width: 80)
         let text0 = Renderer(unicode: true).render(state, width: 80, height: 16).text
