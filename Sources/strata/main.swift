@@ -33,7 +33,7 @@ struct StrataCommand: AsyncParsableCommand {
         if let first = arguments.first, !first.hasPrefix("-") {
             // The explorer (the default subcommand) takes no arguments, so a
             // bare word is a subcommand: a misspelt one gets a suggestion.
-            let names = ["explore", "check", "run", "help"]
+            let names = configuration.subcommands.map { $0._commandName } + ["help"]
             if !names.contains(first) {
                 let suggestion = CommandSuggestion.closest(to: first, in: names).map { "; did you mean '\($0)'?" } ?? ""
                 fail("unknown command '\(first)'\(suggestion) (see strata --help)")
