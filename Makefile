@@ -18,7 +18,7 @@ run: setup
 
 test: setup
 	$(SWIFT) build --build-tests
-	$(SWIFT) test
+	SWIFT=$(SWIFT) bash scripts/test.sh
 
 bench: setup
 	$(SWIFT) run -c release strata-bench

@@ -11,11 +11,14 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "Strata",
+    // Mutex and Atomic (Synchronization) need macOS 15.
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "Strata", targets: ["Strata"]),
         .library(name: "StrataRedis", targets: ["StrataRedis"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-bench", targets: ["StrataBench"]),
+        .executable(name: "strata-hitpath", targets: ["StrataHitPath"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -64,6 +67,12 @@ let package = Package(
             name: "StrataBench",
             dependencies: ["Strata", "StrataRedis"],
             path: "Sources/strata-bench",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "StrataHitPath",
+            dependencies: ["Strata"],
+            path: "Sources/strata-hitpath",
             swiftSettings: strictSettings
         ),
         .executableTarget(

@@ -5,6 +5,16 @@ import Foundation
 import Strata
 
 let arguments = CommandLine.arguments
+// strata-disk-worker DIR set KEY VALUE | DIR remove KEY: one write, as another process.
+if arguments.count >= 4, ["set", "remove"].contains(arguments[2]) {
+    let level = try DiskCacheLevel<String, Data>(directory: URL(fileURLWithPath: arguments[1]), capacity: 400_000)
+    if arguments[2] == "set", arguments.count == 5 {
+        try await level.set(Data(arguments[4].utf8), forKey: arguments[3])
+    } else {
+        try await level.remove(arguments[3])
+    }
+    exit(0)
+}
 guard arguments.count == 4, let worker = Int(arguments[2]), let rounds = Int(arguments[3]) else {
     FileHandle.standardError.write(Data("usage: strata-disk-worker DIR WORKER ROUNDS\n".utf8))
     exit(2)

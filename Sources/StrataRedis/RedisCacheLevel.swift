@@ -10,8 +10,13 @@ import Synchronization
 ///   ``RedisError/invalidURL(_:)``. Connection problems surface per request as
 ///   ``RedisError``, so an application starts while Redis is down, and in a
 ///   composed cache a Redis outage makes gets fall through to the next level.
-/// - `batchGetSome` is one `MGET`; `clear()` deletes only this prefix
-///   (`SCAN MATCH prefix*` + `UNLINK`), never `FLUSHDB`.
+/// - Expiry travels with the value: ``entry(forKey:)`` is `GET` and `PTTL` in
+///   one round trip, so a level above back-fills with the Redis key's
+///   remaining time. ``entries(forKeys:maxConcurrency:)`` (and so
+///   `batchGetSome` and batches through compositions) is one `MGET` per 512
+///   keys, with their `PTTL`s in the same round trip.
+/// - `clear()` deletes only this prefix (`SCAN MATCH prefix*` + `UNLINK`),
+///   never `FLUSHDB`.
 /// - A value that does not decode is a miss, counted (``decodeFailures``), and
 ///   left for whoever wrote it.
 /// - Keys and prefixes are binary-safe (spaces, newlines, any bytes).
@@ -21,6 +26,10 @@ import Synchronization
 ///   `%25` and `%3A`, so the Redis key is `prefix + escaped key` with no `:`
 ///   after the prefix. Levels `app:` and `app:x:` therefore never share a key,
 ///   and `clear()` of `app:` leaves `app:x:` alone.
+/// - **Keeps the levels above coherent** (``addInvalidationListener(_:)``,
+///   on unless `invalidatesLevelsAbove` is `false`): a change to one of its
+///   keys in Redis, by any client, drops that key from every level above it
+///   in every composition that holds it.
 public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: ExpirableCacheLevel {
     public let client: RedisClient
     /// The prefix as stored: the one given, with a `:` appended unless it ends in one.
@@ -28,57 +37,68 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     public let codec: CacheCodec<Value>
     public let name: String
     public let clock: any CacheClock = SystemClock()
+    /// Whether this level reports changes made in Redis to the levels above it.
+    public let invalidatesLevelsAbove: Bool
     let defaultTTL: Duration?
     private let decodeFailureCount = Atomic<Int>(0)
+    let listeners = InvalidationListeners<Key>()
+    let invalidationCounts = RedisInvalidationCounts()
+    /// The tracking connection; `nil` when `invalidatesLevelsAbove` is false.
+    let subscriber: RedisInvalidationSubscriber?
 
+    /// Keys per `MGET` in ``entries(forKeys:maxConcurrency:)``.
+    static var batchChunkSize: Int { 512 }
+
+    /// - Parameters:
+    ///   - invalidatesLevelsAbove: when a composition puts levels above this
+    ///     one, keep them coherent with Redis through a dedicated RESP3
+    ///     connection with `CLIENT TRACKING` (see ``addInvalidationListener(_:)``).
     public init(url: String, prefix: String, codec: CacheCodec<Value>, defaultTTL: Duration? = nil,
-                connections: Int = 2, commandTimeout: Duration = .seconds(2), name: String = "redis") throws {
+                connections: Int = 2, commandTimeout: Duration = .seconds(2), name: String = "redis",
+                invalidatesLevelsAbove: Bool = true) throws {
         let configuration = try RedisConfiguration(url: url, connections: connections, commandTimeout: commandTimeout)
-        self.prefix = try Self.normalizedPrefix(prefix)
-        self.client = RedisClient(configuration: configuration)
+        let prefix = try RedisKeyLayout.normalizedPrefix(prefix)
+        let client = RedisClient(configuration: configuration)
+        self.prefix = prefix
+        self.client = client
         self.codec = codec
         self.defaultTTL = defaultTTL
         self.name = name
+        self.invalidatesLevelsAbove = invalidatesLevelsAbove
+        if invalidatesLevelsAbove {
+            let listeners = self.listeners, counts = self.invalidationCounts
+            let decodeKey = Self.keyDecoder()
+            subscriber = RedisInvalidationSubscriber(configuration: configuration, group: client.group, prefix: prefix) { invalidation in
+                switch invalidation {
+                case .all:
+                    counts.flushed()
+                    await listeners.publish(.all)
+                case .key(let name):
+                    guard let bytes = RedisKeyLayout.keyBytes(name, prefix: prefix) else { return }  // another level's key
+                    if let key = decodeKey(bytes) {
+                        counts.received()
+                        await listeners.publish(.key(key))
+                    } else {
+                        counts.flushed()  // a key this level cannot name: drop everything above
+                        await listeners.publish(.all)
+                    }
+                }
+            }
+        } else {
+            subscriber = nil
+        }
     }
+
+    deinit { subscriber?.stopSoon() }
 
     /// Values that did not decode with this level's codec.
     public var decodeFailures: Int { decodeFailureCount.load(ordering: .relaxed) }
 
-    private static var separator: UInt8 { UInt8(ascii: ":") }
-
-    /// `prefix` ending in the separator; an empty prefix would make `clear()`
-    /// delete every key of the database, so it throws.
-    static func normalizedPrefix(_ prefix: String) throws -> [UInt8] {
-        guard !prefix.isEmpty else {
-            throw RedisError.invalidPrefix("empty (clear() would delete the whole database); use e.g. \"app:\"")
-        }
-        var bytes = Array(prefix.utf8)
-        if bytes.last != separator { bytes.append(separator) }
-        return bytes
-    }
-
-    /// The key's bytes with `%` and `:` percent-escaped, so they hold no separator.
-    static func escapedKey(_ bytes: [UInt8]) -> [UInt8] {
-        guard bytes.contains(where: { $0 == separator || $0 == UInt8(ascii: "%") }) else { return bytes }
-        var escaped: [UInt8] = []
-        escaped.reserveCapacity(bytes.count + 8)
-        for byte in bytes {
-            switch byte {
-            case separator: escaped += Array("%3A".utf8)
-            case UInt8(ascii: "%"): escaped += Array("%25".utf8)
-            default: escaped.append(byte)
-            }
-        }
-        return escaped
-    }
-
-    func redisKey(_ key: Key) -> [UInt8] { prefix + Self.escapedKey(key.cacheKeyBytes) }
+    func redisKey(_ key: Key) -> [UInt8] { prefix + RedisKeyLayout.escaped(key.cacheKeyBytes) }
 
     /// Whether `name` is one of this level's keys, not one of a level whose
     /// prefix extends this one (`app:x:` under `app:`).
-    func ownsKey(_ name: [UInt8]) -> Bool {
-        name.starts(with: prefix) && !name[prefix.count...].contains(Self.separator)
-    }
+    func ownsKey(_ name: [UInt8]) -> Bool { RedisKeyLayout.owns(name, prefix: prefix) }
 
     func decode(_ reply: RESPValue) throws -> Value? {
         switch reply {
@@ -92,13 +112,75 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         }
     }
 
-    public func get(_ key: Key) async throws -> Value {
-        guard let value = try await getIfPresent(key) else { throw FetchError.valueNotInCache }
-        return value
+    /// `value` with the expiry a `PTTL` reply gives, measured from `sentAt`
+    /// (before the server read it, so never later than the key's own); `nil`
+    /// if the key went away between the two commands.
+    static func entry(_ value: Value, pttl: RESPValue, sentAt: CacheInstant) throws -> CacheEntry<Value>? {
+        guard case .integer(let milliseconds) = pttl else { throw RedisError.protocolError("unexpected PTTL reply \(pttl)") }
+        switch milliseconds {
+        case -1: return CacheEntry(value: value)
+        case ..<0: return nil
+        default: return CacheEntry(value: value, expiresAt: sentAt.advanced(by: .milliseconds(milliseconds)))
+        }
     }
 
     public func getIfPresent(_ key: Key) async throws -> Value? {
-        try await decode(client.send([Array("GET".utf8), redisKey(key)]))
+        subscriber?.noteActivity()
+        return try decode(await client.send([Array("GET".utf8), redisKey(key)]))
+    }
+
+    /// The value with its expiry: `GET` and `PTTL`, pipelined (one round trip).
+    public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
+        subscriber?.noteActivity()
+        let name = redisKey(key)
+        let sentAt = clock.now()
+        let replies = try await client.send(batch: [[Array("GET".utf8), name], [Array("PTTL".utf8), name]])
+        for reply in replies {
+            if case .error(let message) = reply { throw RedisError.server(message) }
+        }
+        guard let value = try decode(replies[0]) else { return nil }
+        return try Self.entry(value, pttl: replies[1], sentAt: sentAt)
+    }
+
+    /// One `MGET` per 512 keys, each with the keys' `PTTL`s in the same round
+    /// trip; at most `maxConcurrency` of those batches in flight. A batch that
+    /// fails (Redis down) reads as misses.
+    public func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {
+        if keys.isEmpty { return [] }
+        subscriber?.noteActivity()
+        let size = Self.batchChunkSize
+        let chunks = stride(from: 0, to: keys.count, by: size).map { $0..<min($0 + size, keys.count) }
+        if chunks.count == 1 { return await readChunk(keys.map(redisKey)) }
+        let limit = max(1, maxConcurrency ?? chunks.count)
+        return await withTaskGroup(of: (Range<Int>, [CacheEntry<Value>?]).self) { group in
+            var results = [CacheEntry<Value>?](repeating: nil, count: keys.count)
+            var next = 0
+            func addNext() {
+                guard next < chunks.count else { return }
+                let range = chunks[next]
+                next += 1
+                let names = keys[range].map(redisKey)
+                group.addTask { (range, await self.readChunk(names)) }
+            }
+            for _ in 0..<min(limit, chunks.count) { addNext() }
+            while let (range, entries) = await group.next() {
+                results.replaceSubrange(range, with: entries)
+                addNext()
+            }
+            return results
+        }
+    }
+
+    private func readChunk(_ names: [[UInt8]]) async -> [CacheEntry<Value>?] {
+        let misses = [CacheEntry<Value>?](repeating: nil, count: names.count)
+        let sentAt = clock.now()
+        let pttl = Array("PTTL".utf8)
+        guard let replies = try? await client.send(batch: [[Array("MGET".utf8)] + names] + names.map { [pttl, $0] }),
+              case .array(let values?) = replies[0], values.count == names.count else { return misses }
+        return zip(values, replies.dropFirst()).map { reply, pttl in
+            guard let value = (try? decode(reply)) ?? nil else { return nil }
+            return (try? Self.entry(value, pttl: pttl, sentAt: sentAt)) ?? nil
+        }
     }
 
     public func set(_ value: Value, forKey key: Key) async throws {
@@ -106,6 +188,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     }
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
+        subscriber?.noteActivity()
         let encoded: Data
         do { encoded = try codec.encode(value) } catch { throw DiskCacheError.encodingFailed("\(codec.name): \(error)") }
         var arguments = [Array("SET".utf8), redisKey(key), Array(encoded)]
@@ -118,6 +201,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     }
 
     public func remove(_ key: Key) async throws {
+        subscriber?.noteActivity()
         _ = try await client.send([Array("DEL".utf8), redisKey(key)])
     }
 
@@ -128,9 +212,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// Like ``clear()`` but reports failures; returns how many keys went.
     @discardableResult
     public func clearPrefix() async throws -> Int {
+        subscriber?.noteActivity()
         var cursor = "0"
         var removed = 0
-        let pattern = Self.globEscaped(prefix) + [UInt8(ascii: "*")]
+        let pattern = RedisKeyLayout.globEscaped(prefix) + [UInt8(ascii: "*")]
         repeat {
             let reply = try await client.send([Array("SCAN".utf8), Array(cursor.utf8), Array("MATCH".utf8), pattern,
                                                Array("COUNT".utf8), Array("1000".utf8)])
@@ -144,14 +229,6 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             }
         } while cursor != "0"
         return removed
-    }
-
-    /// A glob pattern matching `bytes` literally.
-    static func globEscaped(_ bytes: [UInt8]) -> [UInt8] {
-        bytes.flatMap { byte in
-            [UInt8(ascii: "*"), UInt8(ascii: "?"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "\\")].contains(byte)
-                ? [UInt8(ascii: "\\"), byte] : [byte]
-        }
     }
 
     /// Redis keeps these entries; memory warnings do not concern it.
@@ -173,46 +250,34 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         guard case .simpleString("PONG") = try await client.send("PING") else { throw RedisError.protocolError("no PONG") }
     }
 
-    public func shutdown() async { await client.shutdown() }
-}
-
-extension RedisCacheLevel where Key: Hashable {
-    /// The hits among `keys`, fetched with one `MGET`. Never throws: a failure
-    /// (Redis down) returns no hits.
-    public func batchGetSome(_ keys: [Key], maxConcurrency: Int? = nil) async -> [Key: Value] {
-        var seen = Set<Key>()
-        let unique = keys.filter { seen.insert($0).inserted }
-        guard !unique.isEmpty,
-              case .array(let values?)? = try? await client.send([Array("MGET".utf8)] + unique.map(redisKey)),
-              values.count == unique.count else { return [:] }
-        var result: [Key: Value] = [:]
-        for (key, reply) in zip(unique, values) {
-            if let value = try? decode(reply) { result[key] = value }
-        }
-        return result
+    /// Stops the invalidation connection (without flushing the levels above)
+    /// and closes every connection.
+    public func shutdown() async {
+        await subscriber?.stop()
+        await client.shutdown()
     }
 }
 
 extension RedisCacheLevel where Value == Data {
     public convenience init(url: String, prefix: String, defaultTTL: Duration? = nil, connections: Int = 2,
-                            commandTimeout: Duration = .seconds(2)) throws {
+                            commandTimeout: Duration = .seconds(2), invalidatesLevelsAbove: Bool = true) throws {
         try self.init(url: url, prefix: prefix, codec: .data, defaultTTL: defaultTTL, connections: connections,
-                      commandTimeout: commandTimeout)
+                      commandTimeout: commandTimeout, invalidatesLevelsAbove: invalidatesLevelsAbove)
     }
 }
 
 extension RedisCacheLevel where Value == String {
     public convenience init(url: String, prefix: String, defaultTTL: Duration? = nil, connections: Int = 2,
-                            commandTimeout: Duration = .seconds(2)) throws {
+                            commandTimeout: Duration = .seconds(2), invalidatesLevelsAbove: Bool = true) throws {
         try self.init(url: url, prefix: prefix, codec: .string, defaultTTL: defaultTTL, connections: connections,
-                      commandTimeout: commandTimeout)
+                      commandTimeout: commandTimeout, invalidatesLevelsAbove: invalidatesLevelsAbove)
     }
 }
 
 extension RedisCacheLevel where Value: Codable {
     public convenience init(url: String, prefix: String, defaultTTL: Duration? = nil, connections: Int = 2,
-                            commandTimeout: Duration = .seconds(2)) throws {
+                            commandTimeout: Duration = .seconds(2), invalidatesLevelsAbove: Bool = true) throws {
         try self.init(url: url, prefix: prefix, codec: .json(), defaultTTL: defaultTTL, connections: connections,
-                      commandTimeout: commandTimeout)
+                      commandTimeout: commandTimeout, invalidatesLevelsAbove: invalidatesLevelsAbove)
     }
 }

@@ -126,6 +126,13 @@ public final class RedisClient: Sendable {
         }
     }
 
+    /// Sends `commands` on one connection in one write (one round trip) and
+    /// returns their replies in order. Server error replies are returned as
+    /// ``RESPValue/error(_:)``, not thrown: each command succeeds or fails alone.
+    public func send(batch commands: [[[UInt8]]]) async throws -> [RESPValue] {
+        try await connection().send(batch: commands)
+    }
+
     public func send(_ arguments: String...) async throws -> RESPValue {
         try await send(arguments.map { Array($0.utf8) })
     }

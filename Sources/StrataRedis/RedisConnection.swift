@@ -20,7 +20,11 @@ final class RedisConnection: Sendable {
 
     var isActive: Bool { channel.isActive && !retired.load(ordering: .acquiring) }
 
-    static func connect(_ configuration: RedisConfiguration, group: any EventLoopGroup) async throws -> RedisConnection {
+    /// Connects, authenticates and selects the database. Push frames (RESP3)
+    /// go to `pushes` when given (and are dropped otherwise); it is finished
+    /// when the connection closes.
+    static func connect(_ configuration: RedisConfiguration, group: any EventLoopGroup,
+                        pushes: AsyncStream<RESPValue>.Continuation? = nil) async throws -> RedisConnection {
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(.nanoseconds(configuration.connectTimeout.nanosecondsClamped))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -28,14 +32,17 @@ final class RedisConnection: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RESPDecoder(limits: configuration.replyLimits)))
                     try channel.pipeline.syncOperations.addHandler(RedisCommandHandler())
+                    if let pushes { try channel.pipeline.syncOperations.addHandler(RedisPushHandler(pushes)) }
                 }
             }
         let channel: any Channel
         do {
             channel = try await bootstrap.connect(host: configuration.host, port: configuration.port).get()
         } catch {
+            pushes?.finish()
             throw RedisError.connectionFailed("\(configuration.host):\(configuration.port): \(error)")
         }
+        CloseOnExec.mark(channel)
         let connection = RedisConnection(channel: channel, timeout: configuration.commandTimeout)
         do {
             if let password = configuration.password {
@@ -58,23 +65,41 @@ final class RedisConnection: Sendable {
     /// Sends one command and waits for its reply. Server errors come back as
     /// ``RESPValue/error(_:)``; the caller decides.
     func send(_ arguments: [[UInt8]]) async throws -> RESPValue {
+        try await send(batch: [arguments])[0]
+    }
+
+    /// Sends `commands` in one write (one flush, so one round trip) and waits
+    /// for their replies, in order. One deadline covers the batch; if it passes
+    /// the connection is closed. Server errors come back as ``RESPValue/error(_:)``.
+    func send(batch commands: [[[UInt8]]]) async throws -> [RESPValue] {
         let channel = self.channel
-        let slot = ReplySlot(promise: channel.eventLoop.makePromise(of: RESPValue.self))
-        var buffer = channel.allocator.buffer(capacity: 64 + arguments.reduce(0) { $0 + $1.count + 16 })
-        RESPEncoder.encode(arguments, into: &buffer)
+        let slots = commands.map { _ in ReplySlot(promise: channel.eventLoop.makePromise(of: RESPValue.self)) }
         let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanosecondsClamped)) { [self] in
             retired.store(true, ordering: .releasing)  // never reuse: the late reply would answer the next caller
-            slot.fail(RedisError.timeout)
+            for slot in slots { slot.fail(RedisError.timeout) }
             channel.close(promise: nil)
         }
-        slot.promise.futureResult.whenComplete { _ in deadline.cancel() }
-        channel.writeAndFlush(RedisRequest(bytes: buffer, reply: slot)).whenFailure { error in
-            slot.fail(channel.isActive ? RedisError.protocolError("\(error)") : RedisError.connectionClosed)
+        if slots.count == 1 {
+            slots[0].promise.futureResult.whenComplete { _ in deadline.cancel() }
+        } else {
+            EventLoopFuture.andAllComplete(slots.map(\.promise.futureResult), on: channel.eventLoop)
+                .whenComplete { _ in deadline.cancel() }
         }
+        for (arguments, slot) in zip(commands, slots) {
+            var buffer = channel.allocator.buffer(capacity: 64 + arguments.reduce(0) { $0 + $1.count + 16 })
+            RESPEncoder.encode(arguments, into: &buffer)
+            channel.write(RedisRequest(bytes: buffer, reply: slot)).whenFailure { error in
+                slot.fail(channel.isActive ? RedisError.protocolError("\(error)") : RedisError.connectionClosed)
+            }
+        }
+        channel.flush()
         return try await withTaskCancellationHandler {
-            try await slot.promise.futureResult.get()
+            var replies: [RESPValue] = []
+            replies.reserveCapacity(slots.count)
+            for slot in slots { replies.append(try await slot.promise.futureResult.get()) }
+            return replies
         } onCancel: {
-            slot.fail(CancellationError())  // its reply is still read, in order, and dropped
+            for slot in slots { slot.fail(CancellationError()) }  // their replies are still read, in order, and dropped
         }
     }
 
@@ -82,6 +107,12 @@ final class RedisConnection: Sendable {
     func close() async {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         try? await channel.close()
+    }
+
+    /// ``close()`` without waiting for it.
+    func closeSoon() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        channel.close(promise: nil)
     }
 }
 

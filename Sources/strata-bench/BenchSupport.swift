@@ -26,7 +26,16 @@ struct Row: Codable {
 final class Report: @unchecked Sendable {
     // Only touched from the benchmark's top-level sequential flow.
     var rows: [Row] = []
+    /// Issue 12's ratio targets, when measured.
+    var targets: [TargetResult] = []
     let options: BenchOptions
+
+    struct TargetResult: Codable {
+        var name: String
+        var ratio: Double
+        var limit: Double
+        var met: Bool
+    }
     let started = Date()
 
     init(options: BenchOptions) {
@@ -54,12 +63,14 @@ final class Report: @unchecked Sendable {
         guard let path = options.jsonPath else { return }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        struct Output: Codable { var date: String; var cores: Int; var runs: Int; var opsPerRun: Int; var rows: [Row] }
+        struct Output: Codable {
+            var date: String; var cores: Int; var runs: Int; var opsPerRun: Int; var rows: [Row]; var targets: [TargetResult]
+        }
         let output = Output(date: ISO8601DateFormatter().string(from: started),
                             cores: ProcessInfo.processInfo.activeProcessorCount,
-                            runs: options.runs, opsPerRun: options.opsPerRun, rows: rows)
+                            runs: options.runs, opsPerRun: options.opsPerRun, rows: rows, targets: targets)
         if let data = try? encoder.encode(output) {
-            FileManager.default.createFile(atPath: path, contents: data)
+            _ = FileManager.default.createFile(atPath: path, contents: data)
             print("wrote \(path)")
         }
     }

@@ -21,7 +21,7 @@ struct DiskScenario {
         let value = Data(repeating: 0x5A, count: 4096)
         for key in keys {
             try await level.set(value, forKey: key)
-            FileManager.default.createFile(atPath: raw + "/" + key, contents: value)
+            _ = FileManager.default.createFile(atPath: raw + "/" + key, contents: value)
         }
         let ops = max(2_000, options.opsPerRun / 100)
 

@@ -25,6 +25,7 @@ while let argument = arguments.popFirst() {
 }
 
 let report = Report(options: options)
+await TargetScenarios(options: options, report: report).run()
 await MemoryScenarios(options: options, report: report).run()
 await PoolScenario(report: report, options: options).run()
 try await DiskScenario(report: report, options: options).run()

@@ -81,3 +81,68 @@ import Testing
         #expect(try await cache.get(1) == 3)
     }
 }
+
+extension InvalidationTests {
+    @Test func aPooledReadStartedBeforeAChangeElsewhereIsNotSharedAfterIt() async throws {
+        let memory = MemoryCacheLevel<String, Int>(capacity: 1 << 20)
+        let shared = FakeLevel<String, Int>(name: "shared", ["k": 1])
+        let pooled = shared.pooled()
+        let cache = memory + pooled
+        let gate = Gate()
+        shared.holdGets(on: gate)
+        shared.readBeforeHolding(true)
+        async let first = cache.get("k")
+        #expect(await poll { shared.callCounts.gets == 1 }, "the first read reaches the shared level")
+        await shared.changeElsewhere("k", to: 2)
+        // A get that starts after the change must not join the read of the old value.
+        async let second = cache.get("k")
+        #expect(await poll { shared.callCounts.gets == 2 }, "the second get started its own read")
+        gate.open()
+        #expect(try await first == 1)
+        #expect(try await second == 2)
+        await cache.waitForPendingWrites()
+        #expect(memory.value(forKey: "k") != 1)
+    }
+}
+
+extension InvalidationTests {
+    /// 8 tasks of gets, sets and removes through `memory + shared` while 2
+    /// "other clients" change the shared level behind its back; afterwards the
+    /// memory level holds no value the shared level lacks.
+    @Test func concurrentChangesElsewhereKeepTheLevelAboveCoherent() async throws {
+        let memory = MemoryCacheLevel<String, Int>(capacity: 1 << 30)
+        let shared = FakeLevel<String, Int>(name: "shared")
+        let cache = memory + shared
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    var rng = SplitMix(seed: UInt64(worker + 1))
+                    for op in 0..<2_000 {
+                        let key = "k\(rng.next() % 64)"
+                        switch rng.next() % 10 {
+                        case 0..<6: _ = try await cache.getIfPresent(key)
+                        case 6..<9: try await cache.set(worker * 1_000_000 + op, forKey: key)
+                        default: try await cache.remove(key)
+                        }
+                    }
+                }
+            }
+            for client in 0..<2 {
+                group.addTask {
+                    var rng = SplitMix(seed: UInt64(100 + client))
+                    for op in 0..<2_000 {
+                        let key = "k\(rng.next() % 64)"
+                        await shared.changeElsewhere(key, to: rng.next() % 4 == 0 ? nil : -(client * 1_000_000 + op))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        await cache.waitForPendingWrites()
+        for key in (0..<64).map({ "k\($0)" }) {
+            if let above = memory.value(forKey: key) {
+                #expect(above == shared.contents[key], "\(key): \(above) above, \(String(describing: shared.contents[key])) in the shared level")
+            }
+        }
+    }
+}

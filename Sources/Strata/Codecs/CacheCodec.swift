@@ -42,18 +42,14 @@ extension CacheCodec where Value == String {
 extension CacheCodec where Value: Codable {
     /// JSON through `JSONEncoder`/`JSONDecoder`.
     public static func json() -> CacheCodec<Value> {
-        CacheCodec(name: "json", encode: { try JSONEncoder().encode($0) }, decode: {
-            try JSONDecoder().decode(Value.self, from: $0)
-        })
+        let coding = CodableCoding<Value>()
+        return CacheCodec(name: "json", encode: coding.encodeJSON, decode: coding.decodeJSON)
     }
 
     /// Binary property lists.
     public static func propertyList() -> CacheCodec<Value> {
-        CacheCodec(name: "plist", encode: { value in
-            let encoder = PropertyListEncoder()
-            encoder.outputFormat = .binary
-            return try encoder.encode(value)
-        }, decode: { try PropertyListDecoder().decode(Value.self, from: $0) })
+        let coding = CodableCoding<Value>()
+        return CacheCodec(name: "plist", encode: coding.encodePropertyList, decode: coding.decodePropertyList)
     }
 }
 

@@ -12,7 +12,9 @@ import Synchronization
 /// - **Writes end sharing.** A set, remove, clear or memory warning through this
 ///   level detaches the reads in flight for the key (all keys, for clear), both
 ///   when the write starts and when it ends, so a get that arrives after a
-///   write has finished never receives a value read before it.
+///   write has finished never receives a value read before it. A change the
+///   inner level reports (``CacheLevel/addInvalidationListener(_:)``) detaches
+///   them too, before the levels above hear of it.
 /// - The shared read runs at the highest priority of the callers waiting on it.
 public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key: Hashable {
     public typealias Key = Inner.Key
@@ -39,6 +41,7 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
 
     public let inner: Inner
     private let state = Mutex(State())
+    private let listensToInner = Atomic<Bool>(false)
 
     public init(_ inner: Inner) { self.inner = inner }
 
@@ -149,6 +152,21 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
         state.withLock { state in
             if let key { state.current[key] = nil } else { state.current.removeAll() }
         }
+    }
+
+    /// Once someone listens above, a change reported by the inner level ends
+    /// the sharing of reads that began before it (registered once, first, so
+    /// reads are detached before the listeners above drop the key).
+    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
+        if !listensToInner.exchange(true, ordering: .acquiringAndReleasing) {
+            inner.addInvalidationListener { [weak self] invalidation in
+                switch invalidation {
+                case .key(let key): self?.detach(key)
+                case .all: self?.detach(nil)
+                }
+            }
+        }
+        inner.addInvalidationListener(listener)
     }
 
     public func set(_ value: Value, forKey key: Key) async throws {

@@ -19,6 +19,12 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     @usableFromInline let memoryWarningClosure: Action
     @usableFromInline let pendingWritesClosure: Action?
     @usableFromInline let listenClosure: (@Sendable (@escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> Void)?
+    /// Reads that never suspend, when the erased level has them (a memory
+    /// level erased where its type is known): a hit then costs one plain
+    /// closure call instead of an `async` closure frame.
+    @usableFromInline let synchronousRead: SynchronousRead<Key, Value>?
+    /// The erased level's own counters (``LevelCounterReporting``), if any.
+    @usableFromInline let levelCountersClosure: (@Sendable () -> [String: Int])?
     public let name: String
 
     /// A level from closures; `getIfPresent` returns `nil` on a miss.
@@ -55,8 +61,12 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
          set: @escaping Store, setExpiring: (@Sendable (Value, Key, CacheInstant?) async throws -> Void)?,
          remove: @escaping Remove, clear: @escaping Action, onMemoryWarning: @escaping Action,
          waitForPendingWrites: Action?,
-         listen: (@Sendable (@escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> Void)?) {
+         listen: (@Sendable (@escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> Void)?,
+         synchronousRead: SynchronousRead<Key, Value>? = nil,
+         levelCounters: (@Sendable () -> [String: Int])? = nil) {
         self.name = name
+        self.synchronousRead = synchronousRead
+        self.levelCountersClosure = levelCounters
         self.getIfPresentClosure = getIfPresent
         self.entryClosure = entry
         self.entriesClosure = entries
@@ -69,9 +79,13 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
         self.listenClosure = listen
     }
 
-    @inlinable public func getIfPresent(_ key: Key) async throws -> Value? { try await getIfPresentClosure(key) }
+    @inlinable public func getIfPresent(_ key: Key) async throws -> Value? {
+        if let synchronousRead { return synchronousRead.value(key) }
+        return try await getIfPresentClosure(key)
+    }
 
     @inlinable public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
+        if let synchronousRead { return synchronousRead.entry(key) }
         if let entryClosure { return try await entryClosure(key) }
         return try await getIfPresentClosure(key).map { CacheEntry(value: $0) }
     }
@@ -94,6 +108,24 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     public func waitForPendingWrites() async { await pendingWritesClosure?() }
     public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
         listenClosure?(listener)
+    }
+}
+
+extension BasicCache: LevelCounterReporting {
+    /// The counters of the level it erases (empty when that level keeps none).
+    public var levelCounters: [String: Int] { levelCountersClosure?() ?? [:] }
+}
+
+/// The two reads of a level that answers without suspending.
+@usableFromInline
+struct SynchronousRead<Key: Sendable, Value: Sendable>: Sendable {
+    @usableFromInline let value: @Sendable (Key) -> Value?
+    @usableFromInline let entry: @Sendable (Key) -> CacheEntry<Value>?
+
+    @inlinable
+    init(value: @escaping @Sendable (Key) -> Value?, entry: @escaping @Sendable (Key) -> CacheEntry<Value>?) {
+        self.value = value
+        self.entry = entry
     }
 }
 
@@ -130,6 +162,10 @@ func missAsNil<Key: Sendable, Value: Sendable>(
 
 extension CacheLevel {
     /// This level erased to ``BasicCache``; returns `self` when it already is one.
+    ///
+    /// The closures are compiled where `normalize()` is called, for the
+    /// level's concrete type, so call it where that type is known. A
+    /// ``MemoryCacheLevel`` erased there answers hits without suspending.
     @inlinable
     public func normalize() -> BasicCache<Key, Value> {
         if let already = self as? BasicCache<Key, Value> { return already }
@@ -144,7 +180,8 @@ extension CacheLevel {
             clear: { await self.clear() },
             onMemoryWarning: { await self.onMemoryWarning() },
             waitForPendingWrites: { await self.waitForPendingWrites() },
-            listen: { self.addInvalidationListener($0) }
+            listen: { self.addInvalidationListener($0) },
+            levelCounters: levelCounterSource(of: self)
         )
     }
 }

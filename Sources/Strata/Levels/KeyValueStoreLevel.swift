@@ -13,6 +13,11 @@ import Darwin
 ///
 /// - `remove` removes from this domain's file (Carlos removed from the wrong place).
 /// - `onMemoryWarning` drops the soft copy only; the next read reloads the file.
+/// - **Processes (and several levels on one domain) agree**: every operation
+///   checks the file's identity (inode, size, modification time) and reloads
+///   the soft copy when someone else replaced the file; writes hold an `flock`
+///   on the directory and apply their change to the latest file, so no
+///   writer's update is lost.
 /// - Every write rewrites the file durably (temporary file, fsync, rename,
 ///   fsync of the directory), so it suits small domains (settings, tokens,
 ///   feature data), not bulk data. Files are created 0600, directories 0700.
@@ -34,7 +39,12 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
     public let clock: any CacheClock
     public let codec: CacheCodec<Value>
     let defaultTTL: Duration?
-    private let soft = Mutex<[String: Entry]?>(nil)
+    /// The soft copy and the version of the file it was read from.
+    private struct Snapshot {
+        var entries: [String: Entry]
+        var identity: FileIO.Identity?
+    }
+    private let soft = Mutex<Snapshot?>(nil)
     private let writes = Mutex(())
     private let logger = Logger(label: "strata.kv")
 
@@ -58,14 +68,16 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
 
     static func storageKey(_ key: Key) -> String { Data(key.cacheKeyBytes).base64EncodedString() }
 
-    /// The domain, from the soft copy or the file; a failed read is not cached.
+    /// The domain, from the soft copy if the file is still the version it was
+    /// read from, else from the file; a failed read is not cached.
     private func domain() throws -> [String: Entry] {
-        if let copy = soft.withLock({ $0 }) { return copy }
+        let identity = FileIO.identity(file.path)
+        if let copy = soft.withLock({ $0 }), copy.identity == identity { return copy.entries }
+        // Measured before reading: if the file changes meanwhile, the next
+        // call sees another identity and reads again.
         let loaded = try load()
-        return soft.withLock { copy in
-            if copy == nil { copy = loaded }
-            return copy ?? loaded
-        }
+        soft.withLock { $0 = Snapshot(entries: loaded, identity: identity) }
+        return loaded
     }
 
     private func load() throws -> [String: Entry] {
@@ -112,32 +124,36 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
     /// updated only if the write succeeded.
     private func mutate(_ change: (inout [String: Entry]) -> Void) throws {
         try writes.withLock { _ in
-            var updated = try domain()
-            change(&updated)
-            let encoder = PropertyListEncoder()
-            encoder.outputFormat = .binary
-            let bytes = [UInt8](try encoder.encode(updated))
-            if let code = FileIO.writeAtomically(bytes, to: file.path, directory: file.deletingLastPathComponent().path,
-                                                 durable: true) {
-                throw DiskCacheError.writeFailed(path: file.path, errno: code)
+            try FileIO.withLockOnDirectory(file.deletingLastPathComponent().path) {
+                var updated = try domain()
+                change(&updated)
+                let encoder = PropertyListEncoder()
+                encoder.outputFormat = .binary
+                let bytes = [UInt8](try encoder.encode(updated))
+                if let code = FileIO.writeAtomically(bytes, to: file.path, directory: file.deletingLastPathComponent().path,
+                                                     durable: true) {
+                    throw DiskCacheError.writeFailed(path: file.path, errno: code)
+                }
+                let identity = FileIO.identity(file.path)
+                soft.withLock { $0 = Snapshot(entries: updated, identity: identity) }
             }
-            soft.withLock { $0 = updated }
         }
     }
 
-    public func get(_ key: Key) async throws -> Value {
-        guard let value = try await getIfPresent(key) else { throw FetchError.valueNotInCache }
-        return value
+    public func getIfPresent(_ key: Key) async throws -> Value? {
+        try await entry(forKey: key)?.value
     }
 
-    public func getIfPresent(_ key: Key) async throws -> Value? {
+    /// The value with its expiry, so a level above back-fills it with the time it has left.
+    public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         let storageKey = Self.storageKey(key)
         guard let entry = try domain()[storageKey] else { return nil }
         if let expires = entry.expiresAt, clock.now().nanosecondsSince1970 >= expires {
             try? mutate { $0[storageKey] = nil }
             return nil
         }
-        return try codec.decode(entry.value)
+        return CacheEntry(value: try codec.decode(entry.value),
+                          expiresAt: entry.expiresAt.map { CacheInstant(nanosecondsSince1970: $0) })
     }
 
     public func set(_ value: Value, forKey key: Key) async throws {
@@ -146,9 +162,13 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         let encoded: Data
-        do { encoded = try codec.encode(value) } catch { throw DiskCacheError.encodingFailed("\(codec.name): \(error)") }
+        do { encoded = try codec.encode(value) } catch {
+            try? await remove(key)  // a failed set leaves no older value to serve
+            throw DiskCacheError.encodingFailed("\(codec.name): \(error)")
+        }
         let deadline = expiresAt ?? defaultTTL.map { clock.now().advanced(by: $0) }
-        try mutate { $0[Self.storageKey(key)] = Entry(value: encoded, expiresAt: deadline?.nanosecondsSince1970) }
+        // A deadline at or before 1970 is already past (never "no expiry").
+        try mutate { $0[Self.storageKey(key)] = Entry(value: encoded, expiresAt: deadline.map { max($0.nanosecondsSince1970, 1) }) }
     }
 
     public func remove(_ key: Key) async throws {

@@ -6,6 +6,11 @@ import Logging
 ///
 /// Back-fill writes (sets started by a composed get) are counted as
 /// `backfills`/`backfillFailures`, not as sets.
+///
+/// **Cost of a get-hit**: one atomic add on the calling thread's counter
+/// stripe, a random sampling decision, and a clock read for one get in
+/// ``StatisticsCounter/latencySampleRate`` (every get when someone watches
+/// events or trace logging is on). Everything else is off the hit path.
 public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
     public typealias Key = Inner.Key
     public typealias Value = Inner.Value
@@ -14,9 +19,14 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
     public let statistics: LevelStatistics
     @usableFromInline let logger: Logger
 
-    public init(_ inner: Inner, name: String) {
+    /// `inner` counted under `name`, timing one get in `latencySampleRate`
+    /// (1 times every get). A level that keeps its own counters
+    /// (``LevelCounterReporting``), even under wrappers or erased, has them
+    /// read into every snapshot.
+    public init(_ inner: Inner, name: String, latencySampleRate: Int = 16) {
         self.inner = inner
-        self.statistics = LevelStatistics(name: name)
+        self.statistics = LevelStatistics(
+            name: name, latencySampleRate: latencySampleRate, levelCounters: levelCounterSource(of: inner))
         self.logger = Logger(label: "strata.\(name)")
     }
 
@@ -24,12 +34,26 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
 
     @inlinable
     public func getIfPresent(_ key: Key) async throws -> Value? {
-        try await measuredGet(key) { try await inner.getIfPresent(key) }
+        let start = getStarted()
+        let value: Value?
+        do { value = try await inner.getIfPresent(key) } catch {
+            getFailed(key, error, start: start)
+            throw error
+        }
+        getFinished(key, hit: value != nil, start: start)
+        return value
     }
 
     @inlinable
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
-        try await measuredGet(key) { try await inner.entry(forKey: key) }
+        let start = getStarted()
+        let entry: CacheEntry<Value>?
+        do { entry = try await inner.entry(forKey: key) } catch {
+            getFailed(key, error, start: start)
+            throw error
+        }
+        getFinished(key, hit: entry != nil, start: start)
+        return entry
     }
 
     /// A batch counts one get per key (hits and misses apart) and records its
@@ -39,38 +63,53 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
         let found = await inner.entries(forKeys: keys, maxConcurrency: maxConcurrency)
         let elapsed = ContinuousClock.now - start
         let hits = found.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
-        statistics.gets.add(keys.count, ordering: .relaxed)
-        statistics.hits.add(hits, ordering: .relaxed)
-        statistics.misses.add(keys.count - hits, ordering: .relaxed)
-        statistics.getLatency.record(elapsed)
+        let counters = statistics.counters
+        counters.stripe.hits.add(hits, ordering: .relaxed)
+        counters.stripe.misses.add(keys.count - hits, ordering: .relaxed)
+        counters.getLatency.record(elapsed)
         for (key, entry) in zip(keys, found) { report(.get, entry == nil ? .miss : .hit, key, elapsed, nil) }
         return found
     }
+    /// Whether this get's details go anywhere (events, traces, trace logs);
+    /// such gets are always timed.
+    @usableFromInline
+    var watched: Bool { statistics.bus.wantsEvents || logger.logLevel <= .trace }
 
-    /// Counts and times one read; `read` returns `nil` on a miss.
-    @inlinable
-    func measuredGet<T>(_ key: Key, _ read: () async throws -> T?) async throws -> T? {
-        let stats = statistics
-        stats.gets.increment()
-        let start = ContinuousClock.now
-        do {
-            let value = try await read()
-            let elapsed = ContinuousClock.now - start
-            stats.getLatency.record(elapsed)
-            if value == nil { stats.misses.increment() } else { stats.hits.increment() }
-            report(.get, value == nil ? .miss : .hit, key, elapsed, nil)
-            return value
-        } catch {
-            let elapsed = ContinuousClock.now - start
-            if error is CancellationError {
-                report(.get, .error, key, elapsed, error)
-                throw error
-            }
-            stats.getLatency.record(elapsed)
-            stats.errors.increment()
-            report(.get, .error, key, elapsed, error)
-            throw error
+    /// The start of a get: its clock reading when it is timed, else 0.
+    @inlinable @inline(__always)
+    func getStarted() -> UInt64 {
+        let counters = statistics.counters
+        return counters.stripe.sample(shift: counters.sampleShift) || watched ? monotonicNanoseconds() : 0
+    }
+
+    /// Counts a get that answered (a hit or a miss); a timed one goes on in
+    /// ``getTimed(_:hit:start:)``, off the inlined path.
+    @inlinable @inline(__always)
+    func getFinished(_ key: Key, hit: Bool, start: UInt64) {
+        let stripe = statistics.counters.stripe
+        if hit { stripe.hits.increment() } else { stripe.misses.increment() }
+        if start != 0 { getTimed(key, hit: hit, start: start) }
+    }
+
+    @usableFromInline
+    func getTimed(_ key: Key, hit: Bool, start: UInt64) {
+        let elapsed = monotonicNanoseconds() &- start
+        statistics.counters.getLatency.record(nanoseconds: elapsed)
+        if watched { report(.get, hit ? .hit : .miss, key, .nanoseconds(Int64(clamping: elapsed)), nil) }
+    }
+
+    /// The error path of a get: cancelled gets are counted apart from errors.
+    @usableFromInline
+    func getFailed(_ key: Key, _ error: any Error, start: UInt64) {
+        let counters = statistics.counters
+        let elapsed = start == 0 ? 0 : monotonicNanoseconds() &- start
+        if error is CancellationError {
+            counters.stripe.cancelledGets.increment()
+        } else {
+            counters.stripe.errors.increment()
+            if start != 0 { counters.getLatency.record(nanoseconds: elapsed) }
         }
+        report(.get, .error, key, .nanoseconds(Int64(clamping: elapsed)), error)
     }
 
     @inlinable
@@ -85,15 +124,15 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
 
     @inlinable
     func measuredSet(_ key: Key, _ write: () async throws -> Void) async throws {
-        let stats = statistics
+        let stripe = statistics.counters.stripe
         let backfill = CacheContext.isBackfill
         let start = ContinuousClock.now
         do {
             try await write()
-            if backfill { stats.backfills.increment() } else { stats.sets.increment() }
+            if backfill { stripe.backfills.increment() } else { stripe.sets.increment() }
             report(.set, .stored, key, ContinuousClock.now - start, nil)
         } catch {
-            if backfill { stats.backfillFailures.increment() } else { stats.setErrors.increment() }
+            if backfill { stripe.backfillFailures.increment() } else { stripe.setErrors.increment() }
             report(.set, .error, key, ContinuousClock.now - start, error)
             throw error
         }
@@ -103,10 +142,10 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
         let start = ContinuousClock.now
         do {
             try await inner.remove(key)
-            statistics.removes.increment()
+            statistics.counters.stripe.removes.increment()
             report(.remove, .removed, key, ContinuousClock.now - start, nil)
         } catch {
-            statistics.removeErrors.increment()
+            statistics.counters.stripe.removeErrors.increment()
             report(.remove, .error, key, ContinuousClock.now - start, error)
             throw error
         }
@@ -115,14 +154,14 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
     public func clear() async {
         let start = ContinuousClock.now
         await inner.clear()
-        statistics.clears.increment()
+        statistics.counters.stripe.clears.increment()
         report(.clear, .cleared, "", ContinuousClock.now - start, nil)
     }
 
     public func onMemoryWarning() async {
         let start = ContinuousClock.now
         await inner.onMemoryWarning()
-        statistics.memoryWarnings.increment()
+        statistics.counters.stripe.memoryWarnings.increment()
         report(.clear, .memoryWarning, "", ContinuousClock.now - start, nil)
     }
 
@@ -131,16 +170,17 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
         _ operation: CacheOperation, _ outcome: CacheEvent.Outcome, _ key: some Sendable,
         _ duration: Duration, _ error: (any Error)?
     ) {
+        let bus = statistics.bus
         if let error, !(error is CancellationError) {
-            statistics.recordError(operation, key: describeKey(key), error)
+            bus.recordError(operation, key: describeKey(key), error)
         }
         if logger.logLevel <= .trace {
             logger.trace("\(operation.rawValue) \(outcome.rawValue)", metadata: [
                 "key": "\(describeKey(key))", "ns": "\(duration.nanoseconds)",
             ])
         }
-        guard statistics.wantsEvents else { return }
-        statistics.emit(CacheEvent(
+        guard bus.wantsEvents else { return }
+        bus.emit(CacheEvent(
             level: statistics.name, operation: operation, outcome: outcome, key: describeKey(key),
             duration: duration, isBackfill: CacheContext.isBackfill, error: error.map { "\($0)" }
         ))

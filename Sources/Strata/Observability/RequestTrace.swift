@@ -14,7 +14,13 @@ public final class RequestTrace: Sendable {
 
     private let state = Mutex(State())
 
-    public init() {}
+    /// Traces alive now: while there are none, instrumented levels skip
+    /// reading the task-local ``CacheContext/trace`` on every get.
+    @usableFromInline static let liveCount = Atomic<Int>(0)
+
+    public init() { Self.liveCount.add(1, ordering: .relaxed) }
+
+    deinit { Self.liveCount.subtract(1, ordering: .relaxed) }
 
     public func append(_ event: CacheEvent) {
         let ready = state.withLock { state -> [WaiterQueue<Void>.Continuation] in

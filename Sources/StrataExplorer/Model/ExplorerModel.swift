@@ -53,6 +53,21 @@ public final class ExplorerModel: Sendable {
         state = Mutex(State(history: pipeline.levels.map {
             History(windowStart: now, windowStats: $0.statistics.snapshot())
         }))
+        listenForInvalidations()
+    }
+
+    /// Logs every change a shared level (Redis, a disk directory other
+    /// processes write) hears of, as the levels above drop the key.
+    private func listenForInvalidations() {
+        for level in pipeline.levels {
+            let name = level.spec.name
+            level.cache.addInvalidationListener { [weak self] invalidation in
+                switch invalidation {
+                case .key(let key): self?.log("invalidated \(key) (by another client, via \(name))")
+                case .all: self?.log("\(name): levels above flushed (store flushed or contact lost)")
+                }
+            }
+        }
     }
 
     // MARK: Snapshots
@@ -98,17 +113,15 @@ public final class ExplorerModel: Sendable {
                 let elapsed = now - state.history[i].windowStart
                 guard elapsed >= .seconds(1) else { continue }
                 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                let before = state.history[i].windowStats, after = current[i]
-                let gets = after.gets - before.gets, hits = after.hits - before.hits
-                let answered = (after.hits + after.misses + after.errors) - (before.hits + before.misses + before.errors)
-                state.history[i].getsPerSecond = max(0, Double(gets) / seconds)
-                state.history[i].hitsPerSecond = max(0, Double(hits) / seconds)
-                state.history[i].sparkline.append(answered > 0 ? Double(hits) / Double(answered) : nil)
+                let window = current[i].minus(state.history[i].windowStats)
+                state.history[i].getsPerSecond = max(0, Double(window.gets) / seconds)
+                state.history[i].hitsPerSecond = max(0, Double(window.hits) / seconds)
+                state.history[i].sparkline.append(window.requests > 0 ? window.hitRatio : nil)
                 if state.history[i].sparkline.count > Self.sparklineLength {
                     state.history[i].sparkline.removeFirst(state.history[i].sparkline.count - Self.sparklineLength)
                 }
                 state.history[i].windowStart = now
-                state.history[i].windowStats = after
+                state.history[i].windowStats = current[i]
             }
         }
     }

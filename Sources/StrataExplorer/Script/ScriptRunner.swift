@@ -62,10 +62,9 @@ public struct ScriptRunner {
         var rows = [header]
         for pane in model.currentPanes() {
             let s = pane.stats
-            let answered = s.hits + s.misses + s.errors
             rows.append([
                 pane.name, pane.summary, "\(s.gets)", "\(s.hits)", "\(s.misses)",
-                answered == 0 ? "-" : String(format: "%.1f", s.hitRatio * 100), "\(s.sets)", "\(s.removes)",
+                s.requests == 0 ? "-" : String(format: "%.1f", s.hitRatio * 100), "\(s.sets)", "\(s.removes)",
                 "\(s.errors + s.setErrors)", "\(s.backfills)", pane.entries.map(String.init) ?? "-",
                 pane.bytes.map(String.init) ?? "-", Units.latency(s.getP50), Units.latency(s.getP99),
             ])

@@ -120,8 +120,7 @@ public struct Renderer: Sendable {
         line.pair("gets", Units.count(Double(s.gets)), .value)
         line.pair("hits", Units.count(Double(s.hits)), .hit)
         line.pair("misses", Units.count(Double(s.misses)), .miss)
-        let answered = s.hits + s.misses + s.errors
-        line.pair("hit", answered == 0 ? "-" : String(format: "%.1f%%", s.hitRatio * 100), ratioRole(s))
+        line.pair("hit", s.requests == 0 ? "-" : String(format: "%.1f%%", s.hitRatio * 100), ratioRole(s))
         let spark = sparkline(pane.sparkline, width: min(30, max(0, inner - line.used - 2)))
         buffer = line.buffer
         if !spark.isEmpty { buffer.put(spark, x: 2 + inner - TextWidth.of(spark), y: y + 1, role: .sparkline) }
@@ -177,15 +176,13 @@ public struct Renderer: Sendable {
     }
 
     func ratioRole(_ s: StatisticsSnapshot) -> Role {
-        let answered = s.hits + s.misses + s.errors
-        if answered == 0 { return .value }
+        if s.requests == 0 { return .value }
         return s.hitRatio >= 0.8 ? .hit : (s.hitRatio >= 0.4 ? .value : .miss)
     }
 
     func drawSummary(_ panes: [PaneState], y: Int, into buffer: inout CellBuffer) {
         let parts = panes.map { pane -> String in
-            let answered = pane.stats.hits + pane.stats.misses + pane.stats.errors
-            let ratio = answered == 0 ? "-" : String(format: "%.0f%%", pane.stats.hitRatio * 100)
+            let ratio = pane.stats.requests == 0 ? "-" : String(format: "%.0f%%", pane.stats.hitRatio * 100)
             return "\(pane.name) \(ratio) \(Units.count(pane.getsPerSecond))/s"
         }
         buffer.put(" +\(panes.count) more (enlarge the terminal): " + parts.joined(separator: " · "), x: 0, y: y, role: .dim,

@@ -9,11 +9,13 @@ extension DiskCacheLevel {
     /// Deletes every entry file in the directory (other processes' too) and
     /// dead writers' temporary files.
     public func clear() async {
-        let path = self.path
+        let path = self.path, changes = self.changes
         await offload {
             FileIO.withDirectoryLock(path) {
-                for name in FileIO.listDirectory(path) where EntryID(fileName: name) != nil {
-                    unlink(path + "/" + name)
+                for name in FileIO.listDirectory(path) {
+                    guard let id = EntryID(fileName: name) else { continue }
+                    changes.noteOwnDelete(id)
+                    if unlink(path + "/" + name) != 0 { changes.ownDeleteFailed(id) }
                 }
             }
         }
@@ -100,6 +102,7 @@ extension DiskCacheLevel {
                 state.counters.directoryRecreations += 1
             }
             logger.warning("cache directory was deleted; created it again", metadata: ["directory": "\(path)"])
+            changes.directoryRecreated()
             return true
         }
     }

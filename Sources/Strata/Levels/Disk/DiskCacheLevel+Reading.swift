@@ -38,11 +38,11 @@ extension DiskCacheLevel {
         case .failed(let code):
             throw DiskCacheError.readFailed(path: file, errno: code)
         case .bytes(let data):
-            return try entryValue(data, keyBytes: bytes, id: id, file: file)
+            return try entryValue(data, key: key, keyBytes: bytes, id: id, file: file)
         }
     }
 
-    private func entryValue(_ data: Data, keyBytes bytes: [UInt8], id: EntryID, file: String) throws -> CacheEntry<Value>? {
+    private func entryValue(_ data: Data, key: Key, keyBytes bytes: [UInt8], id: EntryID, file: String) throws -> CacheEntry<Value>? {
         let (check, fingerprint) = data.withUnsafeBytes { raw -> (EntryCheck, EntryFingerprint) in
             let fingerprint = EntryFingerprint(prefix: UnsafeRawBufferPointer(rebasing: raw.prefix(DiskEntryHeader.size)),
                                                size: raw.count)
@@ -104,6 +104,7 @@ extension DiskCacheLevel {
                 }
             }
             if flush == true { flushAccessTimesSoon() }
+            changes.note(id, key)
             let expiry = header.expiresAt == 0 ? nil : CacheInstant(nanosecondsSince1970: header.expiresAt)
             return CacheEntry(value: value, expiresAt: expiry)
         }

@@ -33,6 +33,7 @@ extension DiskCacheLevel {
         }
         let record = DiskIndexEntry(size: entry.count, expiresAt: deadline,
                                     fingerprint: entry.withUnsafeBytes { EntryFingerprint(prefix: $0, size: entry.count) })
+        changes.note(id, key)
         var outcome = await store(entry, id: id, record: record)
         if case .failed(ENOENT) = outcome, recoverDirectory() {
             outcome = await store(entry, id: id, record: record)  // the directory was deleted: once more
@@ -64,6 +65,7 @@ extension DiskCacheLevel {
         }
         let file = file(id)
         return entryLocks.withLock(id) {
+            changes.noteOwnRename(id, record.fingerprint)
             if rename(temp, file) != 0 {
                 let code = errno
                 unlink(temp)
@@ -80,7 +82,12 @@ extension DiskCacheLevel {
         let id = EntryID(keyBytes: keyBytes(key))
         let file = file(id)
         let failure: Int32? = entryLocks.withLock(id) {
-            if unlink(file) != 0 && errno != ENOENT { return errno }
+            changes.noteOwnDelete(id)
+            if unlink(file) != 0 {
+                let code = errno
+                changes.ownDeleteFailed(id)
+                if code != ENOENT { return code }
+            }
             state.withLock { state in
                 state.index.remove(id)
                 state.dirtyAccess[id] = nil

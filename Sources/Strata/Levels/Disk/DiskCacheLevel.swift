@@ -33,6 +33,9 @@ import Synchronization
 ///   atomically, temporary files carry the writer's pid (only a dead writer's
 ///   leftovers are cleaned), and start-up and `clear()` hold an advisory
 ///   `flock` on `.lock`. An entry another process wrote is found on first read.
+///   Once a level above listens (any composition over this level does), the
+///   directory is watched (inotify) and an entry another writer replaces or
+///   deletes is dropped from the levels above (``invalidationsReported``).
 /// - **Threads:** reads and writes of entries up to 64 KiB run on the caller
 ///   (page-cache IO of that size takes microseconds); larger ones run on a
 ///   dedicated Dispatch queue so they do not hold a cooperative thread.
@@ -74,6 +77,7 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
     let entryLocks = EntryLocks()
     let directoryRecovery = Mutex(())
     let deletionHook = Mutex<(@Sendable (String) -> Void)?>(nil)
+    let changes = DiskChangeFeed<Key>()
     let logger: Logger
 
     /// A disk level in `directory` (created if missing, mode 0700) holding at
@@ -126,6 +130,8 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
     public var count: Int { state.withLock { $0.index.count } }
     /// Bytes of the files this level knows about (headers included).
     public var totalSize: Int { state.withLock { $0.index.totalSize } }
+    /// Changes by other writers reported to the levels above.
+    public var invalidationsReported: Int { changes.invalidationsReported }
     /// Corrupt, truncated or foreign files deleted so far.
     public var corruptEntriesRemoved: Int { state.withLock { $0.counters.corruptRemoved } }
     /// Entries that did not decode with this level's codec (left in place).

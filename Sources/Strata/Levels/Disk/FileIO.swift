@@ -225,7 +225,22 @@ enum FileIO {
 
     /// An exclusive advisory lock on `<directory>/.lock` held while `body` runs.
     static func withDirectoryLock<T>(_ directory: String, _ body: () throws -> T) rethrows -> T {
-        let fd = open(directory + "/.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        try withFileLock(directory + "/.lock", body)
+    }
+
+    /// An exclusive advisory lock (`flock`) on the file at `lockPath` (created
+    /// 0600) held while `body` runs; other processes and other open files of
+    /// this one wait. If the lock file cannot be opened, `body` runs unlocked.
+    static func withFileLock<T>(_ lockPath: String, _ body: () throws -> T) rethrows -> T {
+        try withLock(open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600), body)
+    }
+
+    /// An exclusive advisory lock on the directory itself (no lock file).
+    static func withLockOnDirectory<T>(_ directory: String, _ body: () throws -> T) rethrows -> T {
+        try withLock(open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC), body)
+    }
+
+    private static func withLock<T>(_ fd: Int32, _ body: () throws -> T) rethrows -> T {
         if fd >= 0 {
             while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
         }
@@ -236,5 +251,18 @@ enum FileIO {
             }
         }
         return try body()
+    }
+
+    /// What identifies one version of a file replaced by rename: device,
+    /// inode, size and modification time. `nil` when there is no file.
+    struct Identity: Equatable, Sendable {
+        let device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int
+    }
+
+    static func identity(_ path: String) -> Identity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                        seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec))
     }
 }

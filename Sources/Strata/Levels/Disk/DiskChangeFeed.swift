@@ -1,0 +1,152 @@
+import Logging
+import Synchronization
+
+/// Tells the levels above a disk level about entries that other writers
+/// (other disk levels on the same directory, in this process or another)
+/// replaced or deleted, so that each process's memory level stays coherent
+/// with the shared directory.
+///
+/// Design: an inotify watch on the directory (``DirectoryWatcher``) reports
+/// entry files renamed into place or deleted. A file name is a hash, so the
+/// feed keeps the keys this level has read or written since someone started
+/// listening (the only keys a level above can hold through a composition),
+/// bounded by ``keyLimit`` (past it, everything is reported as changed and the
+/// map starts over). This level's own renames are recognised by the entry's
+/// fingerprint, and its own `remove` and `clear` by a count of pending
+/// deletes, and neither is reported; anything ambiguous is reported (an extra
+/// invalidation costs a re-read, a missing one a stale answer). Events are
+/// published in order by one task.
+final class DiskChangeFeed<Key: Sendable>: Sendable {
+    static var keyLimit: Int { 1 << 20 }
+
+    private struct State {
+        var watcher: DirectoryWatcher?
+        var keys: [EntryID: Key] = [:]
+        var ownRenames: [EntryID: EntryFingerprint] = [:]
+        /// Deletes by this level whose events have not arrived yet.
+        var ownDeletes: [EntryID: Int] = [:]
+        var continuation: AsyncStream<CacheInvalidation<Key>>.Continuation?
+    }
+
+    let listeners = InvalidationListeners<Key>()
+    private let isOn = Atomic<Bool>(false)
+    private let state = Mutex(State())
+    private let reported = Atomic<Int>(0)
+
+    /// Invalidations reported to the levels above so far.
+    var invalidationsReported: Int { reported.load(ordering: .relaxed) }
+
+    /// Adds `listener`; the first one starts watching `path`. Returns the
+    /// inotify errno if watching could not start (the listener is kept).
+    func add(_ listener: @escaping InvalidationListeners<Key>.Listener, path: String,
+             fingerprint: @escaping @Sendable (String) -> EntryFingerprint?) -> Int32? {
+        listeners.add(listener)
+        #if canImport(Glibc)
+        return state.withLock { state -> Int32? in
+            guard state.watcher == nil else { return nil }
+            let (stream, continuation) = AsyncStream<CacheInvalidation<Key>>.makeStream()
+            do throws(DirectoryWatcherError) {
+                state.watcher = try DirectoryWatcher(path: path) { [weak self] events in
+                    self?.handle(events, path: path, fingerprint: fingerprint)
+                }
+            } catch {
+                return error.errno
+            }
+            state.continuation = continuation
+            isOn.store(true, ordering: .releasing)
+            let listeners = self.listeners
+            Task { for await invalidation in stream { await listeners.publish(invalidation) } }
+            return nil
+        }
+        #else
+        return nil
+        #endif
+    }
+
+    /// Remembers which key a file holds (only while someone listens).
+    @inline(__always)
+    func note(_ id: EntryID, _ key: Key) {
+        guard isOn.load(ordering: .relaxed) else { return }
+        state.withLock { state in
+            state.keys[id] = key
+            if state.keys.count > Self.keyLimit {
+                state.keys.removeAll()
+                report(.all, &state)
+            }
+        }
+    }
+
+    /// This level is about to rename `fingerprint` into `id`'s file.
+    @inline(__always)
+    func noteOwnRename(_ id: EntryID, _ fingerprint: EntryFingerprint) {
+        guard isOn.load(ordering: .relaxed) else { return }
+        state.withLock { $0.ownRenames[id] = fingerprint }
+    }
+
+    /// This level is about to unlink `id`'s file (`remove`, `clear`): its
+    /// event is not reported. Call ``ownDeleteFailed(_:)`` if the unlink fails.
+    @inline(__always)
+    func noteOwnDelete(_ id: EntryID) {
+        guard isOn.load(ordering: .relaxed) else { return }
+        state.withLock { $0.ownDeletes[id, default: 0] += 1 }
+    }
+
+    func ownDeleteFailed(_ id: EntryID) {
+        guard isOn.load(ordering: .relaxed) else { return }
+        state.withLock { state in
+            if let count = state.ownDeletes[id] { state.ownDeletes[id] = count > 1 ? count - 1 : nil }
+        }
+    }
+
+    /// The directory was recreated: watch it again, and report that anything
+    /// may have changed.
+    func directoryRecreated() {
+        guard isOn.load(ordering: .relaxed) else { return }
+        state.withLock { state in
+            #if canImport(Glibc)
+            state.watcher?.rewatch()
+            #endif
+            report(.all, &state)
+        }
+    }
+
+    private func handle(_ events: [DirectoryWatcher.Event], path: String,
+                        fingerprint: @Sendable (String) -> EntryFingerprint?) {
+        for event in events {
+            switch event {
+            case .lost:
+                state.withLock { report(.all, &$0) }
+            case .deleted(let name):
+                guard let id = EntryID(fileName: name) else { continue }
+                state.withLock { state in
+                    if let count = state.ownDeletes[id] {
+                        state.ownDeletes[id] = count > 1 ? count - 1 : nil
+                        return
+                    }
+                    if let key = state.keys[id] { report(.key(key), &state) }
+                }
+            case .renamedInto(let name):
+                guard let id = EntryID(fileName: name) else { continue }
+                let own = state.withLock { $0.ownRenames.removeValue(forKey: id) }
+                if let own, fingerprint(path + "/" + name) == own { continue }
+                state.withLock { state in
+                    if let key = state.keys[id] { report(.key(key), &state) }
+                }
+            }
+        }
+    }
+
+    private func report(_ invalidation: CacheInvalidation<Key>, _ state: inout State) {
+        reported.add(1, ordering: .relaxed)
+        state.continuation?.yield(invalidation)
+    }
+
+    deinit {
+        state.withLock { state in
+            #if canImport(Glibc)
+            state.watcher?.stop()
+            #endif
+            state.continuation?.finish()
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Strata
+
+extension RedisCacheLevel {
+    /// Registers `listener` for changes made in Redis to this level's keys,
+    /// by any client (this process included). The first registration (a
+    /// composition putting levels above this one does it) opens the
+    /// invalidation connection, unless `invalidatesLevelsAbove` is `false`:
+    ///
+    /// - A dedicated RESP3 connection (`HELLO 3`, named `strata-invalidation`)
+    ///   with `CLIENT TRACKING ON BCAST PREFIX <prefix>`: Redis pushes the
+    ///   name of every key under the prefix that is set, deleted, expired or
+    ///   evicted, and a null for `FLUSHDB`/`FLUSHALL`. They are published as
+    ///   `.key(k)` (keys of a level whose prefix extends this one are
+    ///   skipped) and `.all`.
+    /// - Writes of this process are reported too (no `NOLOOP`: the data
+    ///   connections are not the tracking one, and one level may sit under
+    ///   several compositions, which must all hear of each other's writes).
+    ///   So a key written through a composition is dropped from the levels
+    ///   above shortly after, and the next read back-fills it from Redis.
+    /// - When the connection drops (or misses a health-check `PING`), `.all`
+    ///   is published, since changes may have been missed; it reconnects with
+    ///   a backoff and subscribes again, and publishes `.all` once more if the
+    ///   level was used while unsubscribed.
+    /// - A key that cannot be rebuilt from its bytes (a key type not
+    ///   ``RedisKeyDecodable``) is published as `.all`.
+    /// - Needs Redis 6 or later (RESP3); with an older server nothing is
+    ///   reported (``invalidationError`` says why).
+    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
+        listeners.add(listener)
+        subscriber?.start()
+    }
+
+    /// Keys reported changed by Redis and published to the levels above.
+    public var invalidationsReceived: Int { invalidationCounts.invalidationsReceived }
+
+    /// Times the levels above were told to drop everything (`.all`): a
+    /// `FLUSHDB`/`FLUSHALL`, a lost invalidation connection, or a
+    /// resubscription after the level was used unsubscribed.
+    public var nearCacheFlushes: Int { invalidationCounts.nearCacheFlushes }
+
+    /// Whether the invalidation connection is subscribed now.
+    public var isReceivingInvalidations: Bool { subscriber?.isReady ?? false }
+
+    /// How many times the invalidation connection subscribed (1 + reconnections).
+    public var invalidationSubscriptions: Int { subscriber?.subscriptions ?? 0 }
+
+    /// Why the invalidation connection last failed or closed, if it did.
+    public var invalidationError: String? { subscriber?.lastError }
+
+    /// Rebuilds a key from its bytes when `Key` is ``RedisKeyDecodable``.
+    static func keyDecoder() -> @Sendable ([UInt8]) -> Key? {
+        guard let decodable = Key.self as? any RedisKeyDecodable.Type else { return { _ in nil } }
+        return { bytes in
+            guard let key = decodable.init(cacheKeyBytes: bytes) as? Key, key.cacheKeyBytes == bytes else { return nil }
+            return key
+        }
+    }
+}

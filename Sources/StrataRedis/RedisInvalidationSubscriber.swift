@@ -1,0 +1,206 @@
+import NIOCore
+import Strata
+import Synchronization
+
+/// One dedicated RESP3 connection on which Redis reports every change to a
+/// key under a prefix, by any client: `HELLO 3`, then
+/// `CLIENT TRACKING ON BCAST PREFIX <prefix>`. Each `invalidate` push is
+/// handed on as the Redis key names it carries (`.key`), or `.all` when its
+/// payload is null (`FLUSHDB`, `FLUSHALL`).
+///
+/// - Connection loss: the connection is health-checked with a `PING` per
+///   interval (a reply missing past the command timeout closes it). When it
+///   closes, `.all` is handed on (changes may have been missed), then it
+///   reconnects with a backoff (50 ms doubling to 2 s) and subscribes again.
+/// - Between losing a subscription and the next one, the changes of others
+///   go unreported; so reads and writes of the level in that time are noted
+///   (``noteActivity()``), and if there were any, the new subscription
+///   starts with another `.all`. Activity before the first subscription is
+///   treated the same way.
+final class RedisInvalidationSubscriber: Sendable {
+    typealias Handler = @Sendable (CacheInvalidation<[UInt8]>) async -> Void
+
+    static let initialBackoff = Duration.milliseconds(50)
+    static let maximumBackoff = Duration.seconds(2)
+    /// The connection's name in `CLIENT LIST`.
+    static let clientName = "strata-invalidation"
+
+    let configuration: RedisConfiguration
+    let group: any EventLoopGroup
+    let prefix: [UInt8]
+    let healthCheckInterval: Duration
+    private let handler: Handler
+
+    private struct State {
+        var task: Task<Void, Never>?
+        var connection: RedisConnection?
+        var stopped = false
+        var lastError: String?
+    }
+
+    private let state = Mutex(State())
+    /// From a confirmed subscription until its loss is noticed.
+    private let coherent = Atomic<Bool>(false)
+    /// A read or write happened while not ``coherent``.
+    private let dirty = Atomic<Bool>(false)
+    /// Subscribed, and the flush that may follow done.
+    private let ready = Atomic<Bool>(false)
+    private let subscriptionCount = Atomic<Int>(0)
+
+    init(configuration: RedisConfiguration, group: any EventLoopGroup, prefix: [UInt8],
+         healthCheckInterval: Duration = .seconds(1), handler: @escaping Handler) {
+        self.configuration = configuration
+        self.group = group
+        self.prefix = prefix
+        self.healthCheckInterval = healthCheckInterval
+        self.handler = handler
+    }
+
+    /// Whether invalidations are being received now.
+    var isReady: Bool { ready.load(ordering: .acquiring) }
+    /// Subscriptions made so far (1 + reconnections).
+    var subscriptions: Int { subscriptionCount.load(ordering: .relaxed) }
+    /// Why the last connection or subscription failed, if one did.
+    var lastError: String? { state.withLock { $0.lastError } }
+
+    /// Called before every read and write of the level. The two sequentially
+    /// consistent operations pair with those of ``run()``: either this sees
+    /// the subscription (and Redis reports what follows), or the subscriber
+    /// sees the flag and flushes.
+    func noteActivity() {
+        if !coherent.load(ordering: .sequentiallyConsistent) { dirty.store(true, ordering: .sequentiallyConsistent) }
+    }
+
+    /// Starts subscribing (once; later calls do nothing).
+    func start() {
+        state.withLock { state in
+            guard state.task == nil, !state.stopped else { return }
+            state.task = Task { await self.run() }
+        }
+    }
+
+    /// Stops for good: closes the connection and waits for the loop to end.
+    func stop() async {
+        let (task, connection) = state.withLock { state in
+            state.stopped = true
+            return (state.task, state.connection)
+        }
+        task?.cancel()
+        await connection?.close()
+        await task?.value
+    }
+
+    /// ``stop()`` without waiting (from a deinit).
+    func stopSoon() {
+        let (task, connection) = state.withLock { state in
+            state.stopped = true
+            return (state.task, state.connection)
+        }
+        task?.cancel()
+        connection?.closeSoon()
+    }
+
+    private var isStopped: Bool { state.withLock { $0.stopped } }
+
+    private func run() async {
+        var backoff = Self.initialBackoff
+        while !Task.isCancelled, !isStopped {
+            let (pushes, continuation) = AsyncStream<RESPValue>.makeStream()
+            var connection: RedisConnection?
+            do {
+                let opened = try await RedisConnection.connect(configuration, group: group, pushes: continuation)
+                connection = opened
+                guard install(opened) else {
+                    await opened.close()
+                    break
+                }
+                try await subscribe(opened)
+                backoff = Self.initialBackoff
+                coherent.store(true, ordering: .sequentiallyConsistent)
+                if dirty.exchange(false, ordering: .sequentiallyConsistent) { await handler(.all) }
+                subscriptionCount.add(1, ordering: .relaxed)
+                ready.store(true, ordering: .releasing)
+                await pump(opened, pushes)
+                state.withLock { $0.lastError = "invalidation connection closed" }
+            } catch {
+                state.withLock { $0.lastError = "\(error)" }
+            }
+            ready.store(false, ordering: .releasing)
+            let wasCoherent = coherent.exchange(false, ordering: .sequentiallyConsistent)
+            await connection?.close()
+            if isStopped || Task.isCancelled { break }
+            if wasCoherent { await handler(.all) }
+            do { try await Task.sleep(for: backoff) } catch { break }
+            backoff = min(backoff * 2, Self.maximumBackoff)
+        }
+        ready.store(false, ordering: .releasing)
+        coherent.store(false, ordering: .sequentiallyConsistent)
+    }
+
+    /// Keeps `connection` for ``stop()``; `false` if stopped meanwhile.
+    private func install(_ connection: RedisConnection) -> Bool {
+        state.withLock { state in
+            if state.stopped { return false }
+            state.connection = connection
+            return true
+        }
+    }
+
+    private func subscribe(_ connection: RedisConnection) async throws {
+        let commands: [[String]] = [
+            ["HELLO", "3"],
+            ["CLIENT", "SETNAME", Self.clientName],
+        ]
+        let replies = try await connection.send(batch: commands.map { $0.map { Array($0.utf8) } }
+            + [["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX"].map { Array($0.utf8) } + [prefix]])
+        for reply in replies {
+            switch reply {
+            case .error(let message): throw RedisError.server(message)
+            case .blobError(let message): throw RedisError.server(String(buffer: message))
+            default: continue
+            }
+        }
+        guard case .map = replies[0] else { throw RedisError.protocolError("HELLO 3 answered \(replies[0]) (RESP3 needs Redis 6)") }
+    }
+
+    /// Hands on the invalidations of `pushes` until the connection closes,
+    /// pinging it meanwhile.
+    private func pump(_ connection: RedisConnection, _ pushes: AsyncStream<RESPValue>) async {
+        await withTaskGroup(of: Void.self) { group in
+            let interval = healthCheckInterval
+            group.addTask {
+                while !Task.isCancelled {
+                    do { try await Task.sleep(for: interval) } catch { return }
+                    do {
+                        guard case .simpleString("PONG") = try await connection.send([Array("PING".utf8)]) else {
+                            throw RedisError.protocolError("no PONG")
+                        }
+                    } catch {
+                        await connection.close()  // ends `pushes`
+                        return
+                    }
+                }
+            }
+            for await push in pushes {
+                for invalidation in Self.invalidations(in: push) { await handler(invalidation) }
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// The invalidations an `invalidate` push carries: one `.key` per key
+    /// name, or `.all` for a null payload. Other pushes carry none.
+    static func invalidations(in push: RESPValue) -> [CacheInvalidation<[UInt8]>] {
+        guard case .push(let items) = push, items.count == 2 else { return [] }
+        switch items[0] {
+        case .bulkString(let kind?) where kind.readableBytesView.elementsEqual("invalidate".utf8): break
+        case .simpleString("invalidate"): break
+        default: return []
+        }
+        switch items[1] {
+        case .array(let keys?), .set(let keys): return keys.compactMap { $0.bytes.map { .key($0) } }
+        case .null, .array(nil), .bulkString(nil): return [.all]
+        default: return []
+        }
+    }
+}

@@ -1,0 +1,80 @@
+// strata-hitpath: N warm get-hits of one kind, for instruction counting under
+// `valgrind --tool=callgrind` (see scripts/callgrind-guard.sh).
+// Usage: strata-hitpath KIND ITERATIONS
+import Foundation
+import Strata
+import Synchronization
+
+/// Reaches a level through an unspecialised generic function, as code in
+/// another module that takes `some CacheLevel` without inlining would.
+@_semantics("optimize.sil.specialize.generic.never")
+@inline(never)
+func genericGet<L: CacheLevel>(_ level: L, _ key: L.Key) async throws -> L.Value? {
+    try await level.getIfPresent(key)
+}
+
+/// The floor: a locked dictionary behind an async throwing function.
+final class Floor: Sendable {
+    let storage = Mutex<[String: Data]>([:])
+    @inline(never) func get(_ key: String) async throws -> Data? { storage.withLock { $0[key] } }
+}
+
+@inline(never) func blackHole<T>(_ value: T) { withExtendedLifetime(value) {} }
+
+/// Hides the concrete type from the loop that uses the existential.
+@inline(never)
+func erase(_ level: MemoryCacheLevel<String, Data>) -> any CacheLevel<String, Data> { level }
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3, let iterations = Int(arguments[2]) else {
+    FileHandle.standardError.write(Data("usage: strata-hitpath KIND ITERATIONS\n".utf8))
+    exit(2)
+}
+guard await run(kind: arguments[1], iterations: iterations) else {
+    FileHandle.standardError.write(Data("strata-hitpath: unknown kind \(arguments[1])\n".utf8))
+    exit(2)
+}
+
+/// The loop runs on the main task: valgrind 3.19 crashes when the Swift
+/// concurrency runtime starts its worker threads, so nothing here may hop to
+/// the global executor (the timing benchmark measures non-isolated tasks).
+func run(kind: String, iterations: Int) async -> Bool {
+    let keys = (0..<1024).map { "user:\($0 * 7919)" }
+    let values = (0..<1024).map { Data(repeating: UInt8(truncatingIfNeeded: $0), count: 64) }
+    let mask = keys.count - 1
+    func filled() -> MemoryCacheLevel<String, Data> {
+        let level = MemoryCacheLevel<String, Data>(capacity: 1 << 30)
+        for (key, value) in zip(keys, values) { try? level.store(value, forKey: key) }
+        return level
+    }
+    let memory = filled()
+
+    switch kind {
+    case "floor":
+        let floor = Floor()
+        for (key, value) in zip(keys, values) { floor.storage.withLock { $0[key] = value } }
+        for i in 0..<iterations { blackHole(try? await floor.get(keys[i & mask])) }
+    case "concrete":
+        for i in 0..<iterations { blackHole(try? await memory.get(keys[i & mask])) }
+    case "normalize":
+        let erased = memory.normalize()
+        for i in 0..<iterations { blackHole(try? await erased.get(keys[i & mask])) }
+    case "existential":
+        let erased = erase(memory)
+        for i in 0..<iterations { blackHole(try? await erased.get(keys[i & mask])) }
+    case "generic":
+        for i in 0..<iterations { blackHole(try? await genericGet(memory, keys[i & mask])) }
+    case "instrumented":
+        let level = memory.instrumented(name: "L1")
+        for i in 0..<iterations { blackHole(try? await level.get(keys[i & mask])) }
+    case "composed":
+        let cache = memory + filled() + filled()
+        for i in 0..<iterations { blackHole(try? await cache.get(keys[i & mask])) }
+    case "composed-erased":
+        let cache = (memory + filled() + filled()).normalize()
+        for i in 0..<iterations { blackHole(try? await cache.get(keys[i & mask])) }
+    default:
+        return false
+    }
+    return true
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Strata
+import StrataRedis
+import StrataTestSupport
+import Testing
+
+/// The core contract on Redis: entries carry the key's remaining TTL, and
+/// batches are `MGET`s whoever asks (generic code, compositions).
+@Suite(.serialized) struct RedisEntryTests {
+    @Test func entryCarriesTheRemainingTTLAndTheMemoryCopyAboveExpiresWithIt() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "e1:", invalidatesLevelsAbove: false)
+        let clock = TestClock(SystemClock().now())
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20, clock: clock)
+        let cache = memory + redis
+        let before = SystemClock().now()
+        try await redis.set("v", forKey: "k", ttl: .seconds(2))
+        try await redis.set("forever", forKey: "plain")
+
+        let entry = try #require(try await redis.entry(forKey: "k"))
+        let deadline = try #require(entry.expiresAt)
+        #expect(entry.value == "v")
+        #expect(deadline > before.advanced(by: .milliseconds(1000)) && deadline <= SystemClock().now().advanced(by: .seconds(2)))
+        #expect(try await redis.entry(forKey: "plain") == CacheEntry(value: "forever", expiresAt: nil))
+        #expect(try await redis.entry(forKey: "missing") == nil)
+
+        #expect(try await cache.get("k") == "v")
+        await cache.waitForPendingWrites()
+        let upper = try #require(try await memory.entry(forKey: "k"))
+        let upperDeadline = try #require(upper.expiresAt, "back-filled with the Redis key's deadline, not forever")
+        #expect(upperDeadline > before.advanced(by: .milliseconds(1000)) && upperDeadline <= SystemClock().now().advanced(by: .seconds(2)))
+        // Memory's clock moves to just before, then to, that deadline.
+        clock.advance(by: .nanoseconds(upperDeadline.nanosecondsSince1970 - clock.now().nanosecondsSince1970 - 1_000_000))
+        #expect(try await memory.getIfPresent("k") == "v")
+        clock.advance(by: .milliseconds(1))
+        #expect(try await memory.getIfPresent("k") == nil, "the memory copy expires with the Redis one")
+        await redis.shutdown(); await server.kill()
+    }
+
+    /// Generic code sees only `some CacheLevel`.
+    func genericEntries(_ level: some CacheLevel<String, String>, _ keys: [String], maxConcurrency: Int?) async -> [CacheEntry<String>?] {
+        await level.entries(forKeys: keys, maxConcurrency: maxConcurrency)
+    }
+
+    @Test func entriesAreOneMGETPer512KeysForGenericCallersAndCompositions() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "e2:", connections: 1,
+                                                        invalidatesLevelsAbove: false)
+        for i in stride(from: 0, to: 1200, by: 2) { try await redis.set("v\(i)", forKey: "k\(i)") }
+        try await redis.set("short", forKey: "k0", ttl: .seconds(30))
+        let keys = (0..<1200).map { "k\($0)" }
+
+        var mgets = try await commandCalls(redis.client, "mget")
+        let found = await genericEntries(redis, keys, maxConcurrency: 2)
+        #expect(try await commandCalls(redis.client, "mget") == mgets + 3, "1200 keys: three MGETs")
+        mgets += 3
+        #expect(found.count == 1200)
+        #expect(found[0]?.value == "short" && found[0]?.expiresAt != nil)
+        #expect(found[2] == CacheEntry(value: "v2", expiresAt: nil))
+        #expect(found[1] == nil && found[1199] == nil)
+        #expect(found.compactMap { $0 }.count == 600)
+
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = memory + redis
+        let some = await cache.batchGetSome(["k2", "k4", "nope", "k2"])
+        #expect(some == ["k2": "v2", "k4": "v4"])
+        #expect(try await commandCalls(redis.client, "mget") == mgets + 1, "a composition asks Redis with one MGET")
+        await cache.waitForPendingWrites()
+        #expect(await cache.batchGetSome(["k2", "k4"]) == ["k2": "v2", "k4": "v4"])
+        #expect(try await commandCalls(redis.client, "mget") == mgets + 1, "then memory answers")
+        await redis.shutdown(); await server.kill()
+    }
+
+    @Test func entriesReadAsMissesWhenRedisIsDown() async throws {
+        let redis = try RedisCacheLevel<String, String>(url: "redis://127.0.0.1:1", prefix: "e3:", invalidatesLevelsAbove: false)
+        let found = await redis.entries(forKeys: (0..<600).map { "k\($0)" }, maxConcurrency: nil)
+        #expect(found.count == 600 && found.allSatisfy { $0 == nil })
+        await #expect(throws: RedisError.self) { try await redis.entry(forKey: "k") }
+    }
+}

@@ -1,0 +1,288 @@
+import Foundation
+import NIOCore
+import NIOEmbedded
+import Strata
+@testable import StrataRedis
+import StrataTestSupport
+import Synchronization
+import Testing
+
+/// Near-cache invalidation with a real `redis-server`: changes made by other
+/// clients (another process: `redis-cli`) drop keys from the levels above.
+@Suite(.serialized) struct RedisInvalidationTests {
+    /// What a level published, as seen by one extra listener.
+    final class Heard: Sendable {
+        private let items = Mutex<[CacheInvalidation<String>]>([])
+        var all: [CacheInvalidation<String>] { items.withLock { $0 } }
+        func count(_ invalidation: CacheInvalidation<String>) -> Int { all.filter { $0 == invalidation }.count }
+        func add(_ invalidation: CacheInvalidation<String>) { items.withLock { $0.append(invalidation) } }
+    }
+
+    func listen(_ redis: RedisCacheLevel<String, String>) -> Heard {
+        let heard = Heard()
+        redis.addInvalidationListener { heard.add($0) }
+        return heard
+    }
+
+    /// Writes through `write`, then waits until the invalidation that write
+    /// causes has arrived, so that what is read afterwards stays above.
+    func settled(_ redis: RedisCacheLevel<String, String>, _ key: String, _ write: () async throws -> Void) async throws {
+        let heard = redis.invalidationsReceived
+        try await write()
+        #expect(await poll { redis.invalidationsReceived > heard }, "the write's own invalidation for \(key)")
+    }
+
+    @Test func anotherProcessWritingAKeyDropsItFromMemoryAbove() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv1:")
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = memory + redis
+        let heard = listen(redis)
+        #expect(await poll { redis.isReceivingInvalidations })
+        try await settled(redis, "user:7") { try await redis.set("old", forKey: "user:7") }
+        #expect(try await cache.get("user:7") == "old")
+        await cache.waitForPendingWrites()
+        #expect(try await memory.getIfPresent("user:7") == "old")
+
+        let start = ContinuousClock.now
+        // Another process, another client; the key as stored (":" escaped).
+        #expect(try await redisCLI(server, "SET", "inv1:user%3A7", "new").contains("OK"))
+        #expect(try await poll { try await memory.getIfPresent("user:7") == nil }, "memory dropped the key")
+        print("invalidation delay (redis-cli SET → memory dropped, incl. process exit): \(ContinuousClock.now - start)")
+        #expect(try await cache.get("user:7") == "new")
+        #expect(heard.count(.key("user:7")) >= 2, "own write and the other client's: \(heard.all)")
+        #expect(redis.nearCacheFlushes == 0, "no flush: it subscribed before the level was used")
+        await redis.shutdown(); await server.kill()
+    }
+
+    @Test func deleteExpiryAndFlushDBEachInvalidate() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv2:")
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = memory + redis
+        let heard = listen(redis)
+        #expect(await poll { redis.isReceivingInvalidations })
+        for key in ["del", "exp", "a", "b"] {
+            try await settled(redis, key) { try await redis.set("v", forKey: key) }
+            #expect(try await cache.get(key) == "v")
+        }
+        await cache.waitForPendingWrites()
+
+        try await redisCLI(server, "DEL", "inv2:del")
+        #expect(try await poll { try await memory.getIfPresent("del") == nil }, "DEL")
+
+        try await redisCLI(server, "PEXPIRE", "inv2:exp", "300")
+        // Heard for the set, for PEXPIRE (a change), and when Redis deletes the expired key.
+        #expect(await poll { heard.count(.key("exp")) >= 3 }, "expiry: \(heard.all)")
+        #expect(try await memory.getIfPresent("exp") == nil)
+
+        #expect(try await memory.getIfPresent("a") == "v")
+        let flushes = redis.nearCacheFlushes
+        try await redisCLI(server, "FLUSHDB")
+        #expect(await poll { redis.nearCacheFlushes == flushes + 1 }, "FLUSHDB is a flush")
+        #expect(heard.count(.all) == 1)
+        #expect(try await memory.getIfPresent("a") == nil)
+        #expect(try await memory.getIfPresent("b") == nil)
+        await redis.shutdown(); await server.kill()
+    }
+
+    func trackingClientID(_ redis: RedisCacheLevel<String, String>) async throws -> String? {
+        try await clientList(redis.client).first { $0.contains("name=\(RedisInvalidationSubscriber.clientName) ") }?
+            .split(separator: " ").first { $0.hasPrefix("id=") }.map { String($0.dropFirst(3)) }
+    }
+
+    @Test func killedInvalidationConnectionFlushesAboveAndResubscribes() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv3:")
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = memory + redis
+        #expect(await poll { redis.isReceivingInvalidations })
+        try await settled(redis, "k") { try await redis.set("v1", forKey: "k") }
+        #expect(try await cache.get("k") == "v1")
+        await cache.waitForPendingWrites()
+        #expect(try await memory.getIfPresent("k") == "v1")
+
+        let id = try #require(try await trackingClientID(redis))
+        guard case .integer(1) = try await redis.client.send("CLIENT", "KILL", "ID", id) else { Issue.record("not killed"); return }
+        #expect(try await poll { try await memory.getIfPresent("k") == nil }, "the levels above are flushed")
+        #expect(redis.nearCacheFlushes >= 1)
+        #expect(await poll { redis.invalidationSubscriptions == 2 && redis.isReceivingInvalidations }, "resubscribed")
+        #expect(try await trackingClientID(redis) != id)
+
+        try await settled(redis, "k") { try await redis.set("v2", forKey: "k") }
+        #expect(try await cache.get("k") == "v2")
+        await cache.waitForPendingWrites()
+        #expect(try await memory.getIfPresent("k") == "v2")
+        try await redisCLI(server, "SET", "inv3:k", "v3")
+        #expect(try await poll { try await memory.getIfPresent("k") == nil }, "a later write by another client still invalidates")
+        #expect(try await cache.get("k") == "v3")
+        await redis.shutdown(); await server.kill()
+    }
+
+    @Test func restartedServerFlushesAboveAndNoStaleValueIsServedAfterReconnection() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv4:", commandTimeout: .milliseconds(500))
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = memory + redis
+        #expect(await poll { redis.isReceivingInvalidations })
+        try await settled(redis, "k") { try await redis.set("v1", forKey: "k") }
+        #expect(try await cache.get("k") == "v1")
+        await cache.waitForPendingWrites()
+        await server.kill()
+        #expect(try await poll { try await memory.getIfPresent("k") == nil }, "flushed when the connection dropped")
+        try await server.restart()  // empty: no persistence
+        #expect(await poll(timeout: .seconds(10)) { redis.isReceivingInvalidations }, "resubscribed: \(redis.invalidationError ?? "")")
+        try await redisCLI(server, "SET", "inv4:k", "fresh")
+        #expect(try await poll { try await cache.get("k") == "fresh" })
+        await redis.shutdown(); await server.kill()
+    }
+
+    @Test func invalidatesLevelsAboveFalseOpensNoTrackingConnection() async throws {
+        let server = try await RedisServer()
+        let off = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv5:", invalidatesLevelsAbove: false)
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = memory + off
+        try await off.set("v", forKey: "k")
+        #expect(try await cache.get("k") == "v")
+        await cache.waitForPendingWrites()
+        let clients = try await clientList(off.client)
+        #expect(!clients.isEmpty)
+        #expect(!clients.contains { $0.contains("name=\(RedisInvalidationSubscriber.clientName) ") || $0.contains("resp=3") }, "\(clients)")
+        #expect(!off.isReceivingInvalidations && off.invalidationSubscriptions == 0)
+
+        // The same with it on: one RESP3 tracking connection.
+        let on = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv5:")
+        let cacheOn = MemoryCacheLevel<String, String>(capacity: 1 << 20) + on
+        _ = cacheOn
+        #expect(await poll { on.isReceivingInvalidations })
+        let tracking = try await clientList(off.client).filter { $0.contains("name=\(RedisInvalidationSubscriber.clientName) ") }
+        #expect(tracking.count == 1 && tracking[0].contains("resp=3") && tracking[0].contains("flags=t"), "\(tracking)")
+        await off.shutdown(); await on.shutdown(); await server.kill()
+    }
+
+    @Test func everyLevelAboveDropsTheKeyThroughWrappersAndNesting() async throws {
+        let server = try await RedisServer()
+        let directory = TemporaryDirectory("redis-inv")
+        defer { directory.remove() }
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv6:")
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let disk = try DiskCacheLevel<String, String>(directory: directory.url, capacity: 1 << 20)
+        // A wrapper between: values are stored lower-cased in Redis, upper-cased above it.
+        let mapped = redis.mapValues({ $0.uppercased() }, inverse: { $0.lowercased() })
+        let cache = memory + disk + mapped
+        let nested = MemoryCacheLevel<String, String>(capacity: 1 << 20) + (memory + mapped)
+        _ = nested
+        #expect(await poll { redis.isReceivingInvalidations })
+        try await settled(redis, "k") { try await redis.set("old", forKey: "k") }
+        #expect(try await cache.get("k") == "OLD")
+        await cache.waitForPendingWrites()
+        #expect(try await memory.getIfPresent("k") == "OLD")
+        #expect(try await disk.getIfPresent("k") == "OLD")
+        #expect(try await nested.get("k") == "OLD")
+        await nested.waitForPendingWrites()
+        #expect(try await nested.upper.getIfPresent("k") == "OLD")
+
+        try await redisCLI(server, "SET", "inv6:k", "new")
+        #expect(try await poll { try await memory.getIfPresent("k") == nil }, "memory")
+        #expect(try await poll { try await disk.getIfPresent("k") == nil }, "disk")
+        #expect(try await poll { try await nested.upper.getIfPresent("k") == nil }, "the outer memory of a nested composition")
+        #expect(try await cache.get("k") == "NEW")
+        await redis.shutdown(); await server.kill()
+    }
+
+    @Test func twoIndependentLevelsOnOnePrefixInvalidateEachOther() async throws {
+        let server = try await RedisServer()
+        let redisA = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv7:")
+        let redisB = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv7:")
+        let memoryA = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let memoryB = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cacheA = memoryA + redisA, cacheB = memoryB + redisB
+        #expect(await poll { redisA.isReceivingInvalidations && redisB.isReceivingInvalidations })
+        try await settled(redisB, "k") { try await cacheA.set("v1", forKey: "k") }
+        #expect(try await cacheB.get("k") == "v1")
+        await cacheB.waitForPendingWrites()
+        #expect(try await memoryB.getIfPresent("k") == "v1")
+
+        try await cacheA.set("v2", forKey: "k")
+        #expect(try await poll { try await memoryB.getIfPresent("k") == nil }, "B's memory dropped A's key")
+        #expect(try await cacheB.get("k") == "v2")
+        try await cacheA.remove("k")
+        #expect(try await poll { try await cacheB.getIfPresent("k") == nil }, "and a remove")
+        await redisA.shutdown(); await redisB.shutdown(); await server.kill()
+    }
+
+    @Test func oneLevelUnderTwoCompositionsTellsEachOfTheOthersWrites() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv8:")
+        let memoryA = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let memoryB = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cacheA = memoryA + redis, cacheB = memoryB + redis
+        #expect(await poll { redis.isReceivingInvalidations })
+        try await settled(redis, "k") { try await cacheA.set("v1", forKey: "k") }
+        #expect(try await cacheB.get("k") == "v1")
+        await cacheB.waitForPendingWrites()
+        try await cacheA.set("v2", forKey: "k")
+        #expect(try await poll { try await memoryB.getIfPresent("k") == nil }, "no NOLOOP: this process's writes are reported too")
+        #expect(try await cacheB.get("k") == "v2")
+        await redis.shutdown(); await server.kill()
+    }
+
+    @Test func aLevelUsedBeforeItSubscribedFlushesAboveOnceSubscribed() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv9:")
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        try await memory.set("maybe stale", forKey: "k")
+        try await redis.set("v", forKey: "k")  // nobody listened to Redis then
+        let cache = memory + redis
+        #expect(await poll { redis.isReceivingInvalidations })
+        #expect(redis.nearCacheFlushes == 1)
+        #expect(try await memory.getIfPresent("k") == nil)
+        #expect(try await cache.get("k") == "v")
+        await redis.shutdown(); await server.kill()
+    }
+
+    @Test func pushFramesBetweenRepliesGoToThePushStreamAndTakeNoReply() async throws {
+        let (pushes, continuation) = AsyncStream<RESPValue>.makeStream()
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RESPDecoder()))
+        try channel.pipeline.syncOperations.addHandler(RedisCommandHandler())
+        try channel.pipeline.syncOperations.addHandler(RedisPushHandler(continuation))
+        try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 6379)).get()
+        let slots = (0..<2).map { _ in ReplySlot(promise: channel.eventLoop.makePromise(of: RESPValue.self)) }
+        for slot in slots {
+            var bytes = ByteBuffer()
+            RESPEncoder.encode([Array("PING".utf8)], into: &bytes)
+            channel.writeAndFlush(RedisRequest(bytes: bytes, reply: slot), promise: nil)
+        }
+        try channel.writeInbound(ByteBuffer(string: ">2\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\np:a\r\n+PONG\r\n"
+                                                + ">2\r\n$10\r\ninvalidate\r\n_\r\n:2\r\n"))
+        #expect(try await slots[0].promise.futureResult.get() == .simpleString("PONG"))
+        #expect(try await slots[1].promise.futureResult.get() == .integer(2))
+        _ = try? await channel.close()
+        var received: [CacheInvalidation<[UInt8]>] = []
+        for await push in pushes { received += RedisInvalidationSubscriber.invalidations(in: push) }
+        #expect(received == [.key(Array("p:a".utf8)), .all], "the stream ends when the connection closes")
+    }
+
+    @Test func invalidatePushesMapToKeysOrEverything() throws {
+        func push(_ payload: RESPValue) -> RESPValue { .push([.bulkString(ByteBuffer(string: "invalidate")), payload]) }
+        let keys = RedisInvalidationSubscriber.invalidations(in: push(.array([.bulkString(ByteBuffer(string: "p:a")),
+                                                                            .bulkString(ByteBuffer(string: "p:b"))])))
+        #expect(keys == [.key(Array("p:a".utf8)), .key(Array("p:b".utf8))])
+        #expect(RedisInvalidationSubscriber.invalidations(in: push(.null)) == [.all])
+        #expect(RedisInvalidationSubscriber.invalidations(in: .push([.bulkString(ByteBuffer(string: "message")), .null])).isEmpty)
+        #expect(RedisInvalidationSubscriber.invalidations(in: .array([.bulkString(ByteBuffer(string: "invalidate")), .null])).isEmpty)
+
+        let prefix = Array("app:".utf8)
+        #expect(RedisKeyLayout.keyBytes(Array("app:user%3A7".utf8), prefix: prefix) == Array("user:7".utf8))
+        #expect(RedisKeyLayout.keyBytes(Array("app:50%25%3Aa".utf8), prefix: prefix) == Array("50%:a".utf8))
+        #expect(RedisKeyLayout.keyBytes(Array("app:x:1".utf8), prefix: prefix) == nil, "a key of app:x:")
+        #expect(RedisKeyLayout.keyBytes(Array("app:bad%2".utf8), prefix: prefix) == nil)
+        #expect(RedisKeyLayout.keyBytes(Array("app:bad%41".utf8), prefix: prefix) == nil)
+        #expect(RedisKeyLayout.keyBytes(Array("apple".utf8), prefix: prefix) == nil)
+        for key in ["", "plain", "a:b", "%", "%3A", "::%%", "é:ü"] {
+            let bytes = Array(key.utf8)
+            #expect(RedisKeyLayout.keyBytes(prefix + RedisKeyLayout.escaped(bytes), prefix: prefix) == bytes, "\(key)")
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import StrataRedis
+import StrataTestSupport
+
+/// Waits for `condition` (an effect of another process or connection), up to `timeout`.
+func poll(timeout: Duration = .seconds(5), _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(2))
+    }
+    return try await condition()
+}
+
+/// How many times Redis ran `command` (`INFO commandstats`).
+func commandCalls(_ client: RedisClient, _ command: String) async throws -> Int {
+    guard case .bulkString(let buffer?) = try await client.send("INFO", "commandstats") else { return -1 }
+    let text = String(buffer: buffer)
+    guard let line = text.split(separator: "\r\n").first(where: { $0.hasPrefix("cmdstat_\(command):calls=") }) else { return 0 }
+    return Int(line.dropFirst("cmdstat_\(command):calls=".count).prefix { $0.isNumber }) ?? -1
+}
+
+/// Runs `redis-cli -p <port> arguments…`: a separate process and a client that is not Strata.
+@discardableResult
+func redisCLI(_ server: RedisServer, _ arguments: String...) async throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
+    process.arguments = ["-p", "\(server.port)"] + arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        process.terminationHandler = { _ in continuation.resume() }
+        do { try process.run() } catch { continuation.resume(throwing: error) }
+    }
+    return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+}
+
+/// The lines of `CLIENT LIST`.
+func clientList(_ client: RedisClient) async throws -> [String] {
+    guard case .bulkString(let buffer?) = try await client.send("CLIENT", "LIST") else { return [] }
+    return String(buffer: buffer).split(separator: "\n").map(String.init)
+}
