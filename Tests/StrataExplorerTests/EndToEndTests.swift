@@ -223,7 +223,9 @@ import Glibc
         #expect(afterBad.contains("unknown command 'frobnicate' (try help)"))
 
         try tmux("send-keys", "-t", "ui", "?")
-        #expect(await tmux.waitFor { $0.contains("help Esc closes") }.contains("flip condition toggle"))
+        // Poll for the whole overlay: a capture can land between the rows of one paint.
+        #expect(await tmux.waitFor { $0.contains("help Esc closes") && $0.contains("flip condition toggle") }
+            .contains("flip condition toggle"))
         try tmux("send-keys", "-t", "ui", "Escape")
         _ = await tmux.waitFor { !$0.contains("help Esc closes") }
 

@@ -108,7 +108,9 @@ public final class ExplorerModel: Sendable {
     /// Advances per-second rates and sparklines; call it from the refresh loop.
     public func tick(now: ContinuousClock.Instant = .now) {
         let current = pipeline.levels.map { $0.statistics.snapshot() }
-        state.withLock { state in
+        let names = pipeline.levels.map(\.spec.name)
+        let evictions = state.withLock { state -> [String] in
+            var evictions: [String] = []
             for i in state.history.indices {
                 let elapsed = now - state.history[i].windowStart
                 guard elapsed >= .seconds(1) else { continue }
@@ -120,10 +122,19 @@ public final class ExplorerModel: Sendable {
                 if state.history[i].sparkline.count > Self.sparklineLength {
                     state.history[i].sparkline.removeFirst(state.history[i].sparkline.count - Self.sparklineLength)
                 }
+                // Evictions as events, once a second: how many and why.
+                let evicted = (current[i].levelCounters?["evictions"] ?? 0)
+                    - (state.history[i].windowStats.levelCounters?["evictions"] ?? 0)
+                if evicted > 0 {
+                    evictions.append("\(names[i]) evicted \(evicted) \(evicted == 1 ? "entry" : "entries") "
+                                     + "(least recently used; over its capacity or count limit)")
+                }
                 state.history[i].windowStart = now
                 state.history[i].windowStats = current[i]
             }
+            return evictions
         }
+        for line in evictions { log(line) }
     }
 
     // MARK: Log
