@@ -179,7 +179,11 @@ import Testing
         state.detail = state.events[0]
         let frame = Renderer(unicode: true).render(state, width: 100, height: 30)
         #expect(frame.text.contains("event 12:00:09"))
-        #expect(frame.text.contains("END) → failed"), "the whole error, wrapped:\n\(frame.text)")
+        #expect(frame.text.contains("END)"), "the whole error, wrapped:\n\(frame.text)")
+        let rows = frame.text.components(separatedBy: "\n")
+        #expect(rows.contains { $0.contains("│ get k  L1 miss ") }, "the request, then one step a line:\n\(frame.text)")
+        #expect(rows.contains { $0.contains("│ → redis error (connection refused") })
+        #expect(rows.contains { $0.contains("│ → failed ") })
         assertSnapshot(frame.text, named: "detail-100x30")
     }
 

@@ -34,10 +34,15 @@ extension Renderer {
         }
     }
 
-    /// One event in full, wrapped, over the middle of the screen.
+    /// One event in full over the middle of the screen: a step of its path a
+    /// line, long text wrapped, never cut.
     func drawDetail(_ event: EventLine, into buffer: inout CellBuffer) {
         let width = min(buffer.width - 2, 100)
-        let lines = Self.wrapHard(event.text, width: width - 4)
+        // One step of the path a line (each level's outcome and latency), wrapped.
+        let steps = event.text.components(separatedBy: " → ")
+        let lines = steps.enumerated().flatMap { index, step in
+            Self.wrapHard(index == 0 ? step : "→ " + step, width: width - 4)
+        }
         let height = min(buffer.height - 2, lines.count + 4)
         let x = (buffer.width - width) / 2, y = max(1, (buffer.height - height) / 2)
         for row in y..<(y + height) { buffer.fill(" ", x: x, y: row, count: width, role: .helpText) }
