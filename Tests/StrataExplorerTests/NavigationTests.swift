@@ -63,6 +63,22 @@ import Testing
         #expect(input.handle(.enter) == [.run(.clear(level: "L2"))])
     }
 
+    @Test func clearingEveryLevelAsksFirst() {
+        var input = Self.input()
+        _ = input.handle(.character("c"))
+        let asked = input.handle(.enter)
+        #expect(asked.count == 1 && asked.first.map { if case .hint(let text) = $0 { text.contains("y clears") } else { false } } == true,
+                "\(asked)")
+        #expect(input.handle(.character("y")) == [.run(.clear(level: nil))])
+        _ = input.handle(.character("c"))
+        _ = input.handle(.enter)
+        #expect(input.handle(.character("n")) == [.hint("cancelled")])
+        #expect(input.handle(.character("q")) == [.run(.quit)], "the key after a cancel acts again")
+        _ = input.handle(.tab)
+        _ = input.handle(.character("c"))
+        #expect(input.handle(.enter) == [.run(.clear(level: "L1"))], "one level: no question")
+    }
+
     @Test func zoomNeedsAFocusAndEscapeLeavesIt() {
         var input = Self.input()
         _ = input.handle(.character("z"))

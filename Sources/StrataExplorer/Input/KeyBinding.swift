@@ -61,7 +61,7 @@ public struct KeyBinding: Sendable {
         KeyBinding(["g"], "get a key (:get )", footer: ("g", "get"), triggers: chars("g"), .open("get ")),
         KeyBinding(["s"], "set a key (:set )", footer: ("s", "set"), triggers: chars("s"), .open("set ")),
         KeyBinding(["d"], "remove a key (:rm )", triggers: chars("d"), .open("rm ")),
-        KeyBinding(["c"], "clear the focused level (:clear L1, Enter confirms), or choose", triggers: chars("c"),
+        KeyBinding(["c"], "clear the focused level (:clear L1, Enter confirms), or choose; all asks y/n", triggers: chars("c"),
                    .clearFocused),
         KeyBinding(["w"], "memory warning to every level", footer: ("w", "warn"), triggers: chars("w"), .run(.warn)),
         KeyBinding(["1-9"], "flip condition toggle 1-9", footer: ("1-9", "toggle"), triggers: chars("123456789"), .flipToggle),

@@ -46,6 +46,8 @@ public struct InputController: Equatable, Sendable {
     public private(set) var filterLine: LineEditor?
     /// The selected event's detail is open.
     public private(set) var showDetail = false
+    /// A command waiting for `y` (clearing every level).
+    public private(set) var pendingConfirmation: Command?
 
     /// Events a page key moves the selection by.
     public static let eventPage = 10
@@ -67,6 +69,10 @@ public struct InputController: Equatable, Sendable {
         if key == .redraw || key == .resize { return [.redraw] }
         if line != nil { return editCommandLine(key) }
         if filterLine != nil { return editFilterLine(key) }
+        if let command = pendingConfirmation {
+            pendingConfirmation = nil
+            return key == .character("y") || key == .character("Y") ? [.run(command)] : [.hint("cancelled")]
+        }
         if showDetail {
             if [.escape, .enter, .character("q"), .backspace].contains(key) { showDetail = false }
             return []
@@ -230,7 +236,15 @@ public struct InputController: Equatable, Sendable {
             guard !text.isEmpty else { return [] }
             if history.last != text { history.append(text) }
             if history.count > Self.historyLimit { history.removeFirst() }
-            do { return [.run(try CommandParser.parse(text))] } catch { return [.error(error.message)] }
+            do {
+                let command = try CommandParser.parse(text)
+                // Emptying every level is asked about first (y runs it).
+                if command == .clear(level: nil) && completion.levels.count > 1 {
+                    pendingConfirmation = command
+                    return [.hint("clear every level (\(completion.levels.joined(separator: ", ")))? y clears, any other key cancels")]
+                }
+                return [.run(command)]
+            } catch { return [.error(error.message)] }
         case .backspace:
             if editor.text.isEmpty { return [] }  // Backspace on an empty line closes it
             editor.backspace()
