@@ -241,6 +241,21 @@ import Testing
         #expect(text.contains("/miss█"))
     }
 
+    @Test func everyNewViewIsASCIIInASCIIMode() {
+        var state = Self.state(width: 100)
+        state.panes[0].sparkline = (0..<60).map { Double($0) / 59 }
+        var views: [ViewState] = []
+        state.focus = .level(0); state.zoomed = true; views.append(state)
+        state.zoomed = false; state.compact = true; views.append(state)
+        state.compact = false; state.focus = .events; state.detail = state.events[3]; views.append(state)
+        state.detail = nil; state.filterLine = "miss"; state.filterCursor = 2; views.append(state)
+        for (index, view) in views.enumerated() {
+            let text = Renderer(unicode: false).render(view, width: 100, height: 40).text
+            let bad = text.unicodeScalars.filter { !$0.isASCII }
+            #expect(bad.isEmpty, "view \(index): \(String(String.UnicodeScalarView(bad)))")
+        }
+    }
+
     @Test func focusedFramesAreASCIIInASCIIMode() {
         var state = Self.state(width: 80)
         state.focus = .events
