@@ -33,7 +33,7 @@ struct StrataCommand: AsyncParsableCommand {
         if let first = arguments.first, !first.hasPrefix("-") {
             // The explorer (the default subcommand) takes no arguments, so a
             // bare word is a subcommand: a misspelt one gets a suggestion.
-            let names = ["explore", "check", "run", "help"]
+            let names = configuration.subcommands.map { $0._commandName } + ["help"]
             if !names.contains(first) {
                 let suggestion = CommandSuggestion.closest(to: first, in: names).map { "; did you mean '\($0)'?" } ?? ""
                 fail("unknown command '\(first)'\(suggestion) (see strata --help)")
@@ -127,6 +127,9 @@ struct Explore: AsyncParsableCommand {
     @Option(help: "Also append log lines to this file (on screen they go to the event log).")
     var logFile: String?
 
+    @Flag(help: "Leave the mouse to the terminal (by default a click focuses a pane and the wheel scrolls the log).")
+    var noMouse = false
+
     func validate() throws {
         guard (1...60).contains(hz) else { throw ValidationError("--hz must be from 1 to 60") }
     }
@@ -154,7 +157,7 @@ struct Explore: AsyncParsableCommand {
         do {
             app = try ExplorerApp(model: model, theme: chosenTheme, themeDirectories: [paths.themesDirectory],
                                   hz: hz, noColor: noColor, forceASCII: ascii,
-                                  historyFile: HistoryFile(path: paths.historyFile))
+                                  historyFile: HistoryFile(path: paths.historyFile), mouse: !noMouse)
         } catch {
             model.shutdown()
             fail("\(error)")

@@ -21,7 +21,7 @@ import Testing
         let completed = await tmux.waitFor { $0.contains(":toggle memory █") }
         #expect(completed.contains(":toggle memory █"), "completed:\n\(completed)")
         try tmux("send-keys", "-t", "ui", "Enter")
-        let toggled = await tmux.waitFor { $0.contains("[OFF]") }
+        let toggled = await tmux.waitFor { $0.contains("[1 OFF]") && $0.contains("memory is off") }
         #expect(toggled.contains("memory is off"), "ran:\n\(toggled)")
         // ← moves the cursor: `get ac`, ←, `b` is `get abc`.
         try tmux("send-keys", "-t", "ui", ":get ac", "Left", "b", "Enter")

@@ -89,8 +89,15 @@ import Glibc
         let report = try JSONDecoder().decode(Report.self, from: Data(json.stdout.utf8))
         #expect(report.pipeline == "e2e")
         #expect(report.levels.map(\.level) == ["L1", "L2", "origin"])
-        #expect(report.levels[0].statistics.gets == 102)
-        #expect(report.levels[2].statistics.gets == 21, "key a once, then each of the 20 loop keys once")
+        // `load … 0.2` is a time limit (issue 10, D5): at most its 100 gets,
+        // fewer on a busy machine; and a loop key asked again before its
+        // back-fill landed reaches the origin twice. What always holds: each
+        // level is asked exactly for what the one above missed.
+        let (l1, l2, origin) = (report.levels[0].statistics, report.levels[1].statistics, report.levels[2].statistics)
+        #expect((3...102).contains(l1.gets), "get a twice, then the loop: \(l1.gets)")
+        #expect(l2.gets == l1.gets - l1.hits)
+        #expect(origin.gets == l2.gets - l2.hits)
+        #expect(origin.gets >= 2, "key a and at least one loop key come from the origin")
     }
 
     @Test func refusesToRunWithoutATerminal() async throws {
@@ -197,7 +204,9 @@ import Glibc
 
         try tmux("send-keys", "-t", "ui", ":get user:7", "Enter")
         let afterGet = await tmux.waitFor { $0.contains("back-filled") }
-        #expect(afterGet.contains("get user:7  L1 miss → L2 miss → origin hit"), "screen:\n\(afterGet)")
+        // A level's latency shows once it reaches 1 ms (a busy machine), so match around it.
+        #expect(afterGet.contains("get user:7  L1 miss") && afterGet.contains(" → L2 miss") && afterGet.contains(" → origin hit"),
+                "screen:\n\(afterGet)")
         let l1 = Self.pane("L1", in: afterGet)
         #expect(l1.contains("gets 1  hits 0  misses 1"), "L1 pane:\n\(l1)")
         #expect(l1.contains("entries 1"), "L1 pane:\n\(l1)")
@@ -214,7 +223,9 @@ import Glibc
         #expect(afterBad.contains("unknown command 'frobnicate' (try help)"))
 
         try tmux("send-keys", "-t", "ui", "?")
-        #expect(await tmux.waitFor { $0.contains("help Esc closes") }.contains("flip condition toggle"))
+        // Poll for the whole overlay: a capture can land between the rows of one paint.
+        #expect(await tmux.waitFor { $0.contains("help Esc closes") && $0.contains("flip condition toggle") }
+            .contains("flip condition toggle"))
         try tmux("send-keys", "-t", "ui", "Escape")
         _ = await tmux.waitFor { !$0.contains("help Esc closes") }
 

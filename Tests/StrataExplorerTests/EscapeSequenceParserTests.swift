@@ -30,7 +30,6 @@ import Testing
         #expect(Self.keys("\u{1B}[15;2~1") == [.character("1")], "Shift-F5, then 1")
         #expect(Self.keys("\u{1B}[?1;2c") == [], "a device attribute reply")
         #expect(Self.keys("\u{1B}OZ") == [])
-        #expect(Self.keys("\u{1B}x") == [], "Alt-x")
     }
 
     @Test func aLoneEscapeIsTheEscapeKey() {
@@ -38,6 +37,7 @@ import Testing
         #expect(Self.keys("\u{1B}", endOfInput: false) == [])
         #expect(Self.keys("\u{1B}\u{1B}[1~") == [.escape, .home])
         #expect(Self.keys("\u{1B}\r") == [.escape, .enter])
+        #expect(Self.keys("\u{1B}z") == [.escape, .character("z")], "Esc then z inside the Esc delay: both keys, none lost")
     }
 
     @Test func plainCharactersAndControls() {

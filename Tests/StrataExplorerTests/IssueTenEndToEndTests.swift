@@ -68,7 +68,7 @@ import Testing
         let tmux = E2E.Tmux()
         defer { _ = try? tmux("kill-server") }
         let ready = try await Self.start(tmux, "env TERM=xterm-256color LC_ALL=C.UTF-8 \(E2E.binary) --config \(config)")
-        #expect(ready.contains("[on]"))
+        #expect(ready.contains("[1 on]"), "the pane shows its toggle's digit")
         try tmux("send-keys", "-t", "ui", "Home")
         try tmux("send-keys", "-t", "ui", "End")
         try tmux("send-keys", "-t", "ui", ":get ab")
@@ -78,7 +78,7 @@ import Testing
         try tmux("send-keys", "-t", "ui", "c", "Enter")
         let screen = await tmux.waitFor { $0.contains("get abc") }
         #expect(screen.contains("get abc  L1 miss"), "the command line survived Home/End:\n\(screen)")
-        #expect(screen.contains("[on]") && !screen.contains("[OFF]"), "toggle 1 did not flip:\n\(screen)")
+        #expect(screen.contains("[1 on]") && !screen.contains("OFF]"), "toggle 1 did not flip:\n\(screen)")
         try tmux("send-keys", "-t", "ui", "q")
     }
 

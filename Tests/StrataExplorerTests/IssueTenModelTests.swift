@@ -25,10 +25,14 @@ import Testing
         await workload.finished()
         let l1 = model.panes()[0].stats
         #expect(l1.gets >= 4000)
-        // Warm-up misses (the first 64 keys) and concurrent misses for a key
-        // already being fetched (up to 64 gets in flight) lower it; the
-        // defect showed 52-71%, impossible for independent uniform requests.
-        #expect((0.15...0.37).contains(l1.hitRatio), "L1 hit ratio \(l1.hitRatio) over \(l1.gets) gets; expected about 64/200")
+        // The defect showed 52-71%, impossible for independent uniform
+        // requests. Warm-up misses, concurrent misses for a key already being
+        // fetched and back-fills still queued only lower the ratio (on a
+        // starved machine it was seen at 0: no back-fill had landed), so the
+        // bound that matters is the upper one; KeyGeneratorTests checks k/n
+        // exactly on a simulated LRU.
+        #expect(l1.hits + l1.misses + l1.errors == l1.gets, "every get answered")
+        #expect(l1.hitRatio <= 0.37, "L1 hit ratio \(l1.hitRatio) over \(l1.gets) gets (\(l1.hits) hits, \(l1.misses) misses, \(l1.errors) errors); expected about 64/200")
     }
 
     // D5: SECONDS is a time limit: a workload the pipeline cannot keep up with

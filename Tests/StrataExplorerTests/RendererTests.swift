@@ -19,12 +19,12 @@ import Testing
             panes: [
                 PaneState(name: "L1", summary: "memory · cond:memory", condition: "memory", conditionOn: true, stats: l1,
                           getsPerSecond: 2300, hitsPerSecond: 1900, entries: 64, countLimit: 64, bytes: 32_000,
-                          capacity: 32_768, sparkline: spark),
+                          capacity: 32_768, sparkline: spark, toggleNumber: 1),
                 PaneState(name: "L2", summary: "disk · ttl 5m · cond:disk", condition: "disk", conditionOn: false, stats: l2,
                           getsPerSecond: 400, hitsPerSecond: 200, entries: 230, bytes: 120_000, capacity: 524_288,
-                          sparkline: spark, lastError: "get user:9: disk on fire"),
+                          sparkline: spark, lastError: "get user:9: disk on fire", toggleNumber: 2),
                 PaneState(name: "origin", summary: "origin · pooled · cap 32", stats: origin, getsPerSecond: 110,
-                          hitsPerSecond: 106, sparkline: spark),
+                          hitsPerSecond: 106, sparkline: spark, configuration: "40ms ±15ms · fails 5%"),
             ],
             events: [
                 EventLine(time: "12:00:02", text: "get user:7  L1 miss → L2 miss → origin hit 48ms → back-filled L1, L2"),
@@ -78,7 +78,7 @@ import Testing
     @Test func errorsShowInThePaneAndEventLog() {
         let frame = Renderer(unicode: true).render(Self.fixture(), width: 140, height: 30)
         #expect(frame.text.contains("last error: get user:9: disk on fire"))
-        #expect(frame.text.contains("[OFF]"))
+        #expect(frame.text.contains("[2 OFF]"))
         let errorCells = frame.cells.filter { $0.role == .error }
         #expect(!errorCells.isEmpty)
     }

@@ -18,6 +18,8 @@ public enum Command: Sendable, Equatable {
     case toggle(name: String)
     case load(pattern: LoadPattern, keys: Int, rate: Int, seconds: Double?)
     case loadStop
+    /// Logs one workload get in N into the event log (0: none).
+    case sample(Int)
     case pause
     case resume
     case reset
@@ -36,6 +38,7 @@ public enum Command: Sendable, Equatable {
         ("toggle NAME", "switch a level condition on or off"),
         ("load PATTERN KEYS RATE [SECS]", "background gets/s; PATTERN is zipf, uniform or loop"),
         ("load stop", "stop the workload"),
+        ("sample N|auto", "log one workload get in N with its path (0: none; auto, the default: ~2/s)"),
         ("pause / resume", "freeze or resume the screen's figures"),
         ("reset", "zero every counter"),
         ("theme NAME", "switch colour theme"),
@@ -119,6 +122,12 @@ public enum CommandParser {
                 seconds = value
             }
             return .load(pattern: pattern, keys: keys, rate: rate, seconds: seconds)
+        case "sample":
+            if words.count == 1 && words[0].lowercased() == "auto" { return .sample(ExplorerModel.autoSampling) }
+            guard words.count == 1, let every = Int(words[0]), (0...10_000_000).contains(every) else {
+                throw CommandError("usage: sample N|auto (log one workload get in N; 0: none; auto: about 2/s)")
+            }
+            return .sample(every)
         case "pause": try noArguments(); return .pause
         case "resume": try noArguments(); return .resume
         case "reset": try noArguments(); return .reset

@@ -13,7 +13,7 @@ public struct Completion: Equatable, Sendable {
     }
 
     /// The command words, in help order.
-    public static let verbs = ["get", "set", "rm", "clear", "warn", "toggle", "load", "pause", "resume", "reset",
+    public static let verbs = ["get", "set", "rm", "clear", "warn", "toggle", "load", "sample", "pause", "resume", "reset",
                                "theme", "hz", "help", "quit"]
 
     /// What the word being typed at the end of `prefix` may become.

@@ -35,12 +35,11 @@ public struct EscapeSequenceParser: Equatable, Sendable {
             case 0x5B: state = .csi(""); return []           // ESC [
             case 0x4F: state = .ss3; return []               // ESC O
             case 27: return [.escape]                        // Esc, then another sequence
-            case 0..<32, 127:
+            default:
+                // Esc, then a key typed (or sent) before the Esc delay ran
+                // out: both keys, never one lost (Alt+key means nothing here).
                 state = .ground
                 return [.escape] + Self.plain(code)
-            default:
-                state = .ground                              // Alt+key: not a key here; dropped whole
-                return []
             }
         case .csi(let parameters):
             switch code {

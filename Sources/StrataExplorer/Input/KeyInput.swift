@@ -6,6 +6,7 @@ public enum Key: Equatable, Sendable {
     case tab, backTab
     /// Ctrl plus a letter not taken above (`control("a")` is Ctrl-A).
     case control(Character)
+    case mouse(MouseEvent)
 }
 
 /// What a key asks the app to do.
@@ -31,6 +32,25 @@ public struct InputController: Equatable, Sendable {
     public var commandCursor: Int { line?.charactersAfterCursor ?? 0 }
     /// What Tab completes against (the app fills in levels, toggles, themes).
     public var completion = Completion()
+    /// The focused pane; nil until one is chosen (Tab, j/k, PgUp/PgDn, /).
+    public private(set) var focus: Focus?
+    /// The focused pane fills the screen.
+    public private(set) var zoomed = false
+    /// One line per level instead of a pane each.
+    public private(set) var compact = false
+    /// The selected event, 0 the newest (of those the filter lets through).
+    public private(set) var eventSelection = 0
+    /// The event log's filter: only lines containing it (case-insensitive).
+    public private(set) var eventFilter: String?
+    /// The `/` line (the filter being typed) while it is open.
+    public private(set) var filterLine: LineEditor?
+    /// The selected event's detail is open.
+    public private(set) var showDetail = false
+    /// A command waiting for `y` (clearing every level).
+    public private(set) var pendingConfirmation: Command?
+
+    /// Events a page key moves the selection by.
+    public static let eventPage = 10
     public private(set) var showHelp = false
     /// The first help line shown (the app clamps it to what the screen holds).
     public private(set) var helpScroll = 0
@@ -48,6 +68,15 @@ public struct InputController: Equatable, Sendable {
         if key == .interrupt { return [.run(.quit)] }
         if key == .redraw || key == .resize { return [.redraw] }
         if line != nil { return editCommandLine(key) }
+        if filterLine != nil { return editFilterLine(key) }
+        if let command = pendingConfirmation {
+            pendingConfirmation = nil
+            return key == .character("y") || key == .character("Y") ? [.run(command)] : [.hint("cancelled")]
+        }
+        if showDetail {
+            if [.escape, .enter, .character("q"), .backspace].contains(key) { showDetail = false }
+            return []
+        }
         if showHelp {
             switch key {
             case .escape, .character("?"), .character("q"), .help, .character("h"): showHelp = false
@@ -61,28 +90,125 @@ public struct InputController: Equatable, Sendable {
             }
             return []
         }
-        switch key {
-        case .character(":"): open("")
-        case .character("g"): open("get ")
-        case .character("s"): open("set ")
-        case .character("d"): open("rm ")
-        case .character("c"): open("clear ")
-        case .character("w"): return [.run(.warn)]
-        case .character("l"): open("load zipf 1000 2000")
-        case .character("x"): return [.run(.loadStop)]
-        case .character("p"): return [.run(.pause)]  // the app turns it into resume when paused
-        case .character("r"): return [.run(.reset)]
-        case .character("t"): return [.cycleTheme]
-        case .character("+"), .character("="): return [.faster]
-        case .character("-"): return [.slower]
-        case .character("q"): return [.run(.quit)]
-        case .character("?"), .character("h"), .help:
+        guard let binding = KeyBinding.binding(for: key) else { return [] }
+        return perform(binding.action, key: key)
+    }
+
+    /// Carries out a normal-mode binding (``KeyBinding/table``).
+    private mutating func perform(_ action: KeyBinding.Action, key: Key) -> [InputAction] {
+        let levels = completion.levels.count
+        switch action {
+        case .open(let text): open(text)
+        case .run(let command): return [.run(command)]
+        case .flipToggle:
+            if case .character(let c) = key, let digit = c.wholeNumberValue, (1...9).contains(digit) {
+                return [.flipToggle(index: digit - 1)]
+            }
+        case .cycleTheme: return [.cycleTheme]
+        case .faster: return [.faster]
+        case .slower: return [.slower]
+        case .redraw: return [.redraw]
+        case .help:
             showHelp = true
             helpScroll = 0
-        case .character(let c) where c.isNumber && c != "0":
-            if let digit = c.wholeNumberValue, (1...9).contains(digit) { return [.flipToggle(index: digit - 1)] }
+        case .clearFocused:
+            // The focused level by default; the line is the confirmation.
+            if case .level(let index) = focus, index < levels {
+                open("clear " + completion.levels[index])
+            } else {
+                open("clear ")
+            }
+        case .focusNext: focus = (focus ?? .events).moved(forward: true, levels: levels)
+        case .focusPrevious: focus = (focus ?? .level(0)).moved(forward: false, levels: levels)
+        case .down:
+            if focus == .events {
+                eventSelection += 1
+            } else if case .level(let index) = focus, index + 1 < levels {
+                focus = .level(index + 1)
+            } else {
+                focus = focus == nil && levels > 0 ? .level(0) : .events
+            }
+        case .up:
+            if focus == .events, eventSelection > 0 {
+                eventSelection -= 1
+            } else if case .level(let index) = focus {
+                focus = .level(max(0, index - 1))
+            } else if levels > 0 {
+                focus = .level(levels - 1)
+            }
+        case .pageDown:
+            focus = .events
+            eventSelection += Self.eventPage
+        case .pageUp:
+            focus = .events
+            eventSelection = max(0, eventSelection - Self.eventPage)
+        case .newest: if focus == .events { eventSelection = 0 }
+        case .detail: if focus == .events { showDetail = true }
+        case .zoom: if focus != nil { zoomed.toggle() }
+        case .compact: compact.toggle()
+        case .filter:
+            filterLine = LineEditor(eventFilter ?? "")
+            focus = .events
+        case .back:
+            if zoomed {
+                zoomed = false
+            } else if eventFilter != nil {
+                eventFilter = nil
+                eventSelection = 0
+            }
+        case .lineEditing: break
+        }
+        return []
+    }
+
+    /// A mouse press on `target` (the app finds the pane under the pointer):
+    /// focuses it. Ignored while a line, the help or a detail is open.
+    public mutating func click(_ target: Focus) {
+        guard line == nil, filterLine == nil, !showHelp, !showDetail else { return }
+        focus = target
+    }
+
+    /// The mouse wheel: the event log takes the focus and scrolls (`by`
+    /// events, positive towards older ones).
+    public mutating func scrollEvents(by count: Int) {
+        guard line == nil, filterLine == nil, !showHelp, !showDetail else { return }
+        focus = .events
+        eventSelection = max(0, eventSelection + count)
+    }
+
+    /// Keeps the event selection within the `count` events shown; the detail
+    /// closes when there is no event to show.
+    public mutating func clampEventSelection(to count: Int) {
+        eventSelection = min(max(0, eventSelection), max(0, count - 1))
+        if count == 0 { showDetail = false }
+    }
+
+    private mutating func editFilterLine(_ key: Key) -> [InputAction] {
+        guard var editor = filterLine else { return [] }
+        filterLine = nil
+        switch key {
+        case .escape: return []
+        case .enter:
+            let text = editor.text.trimmingCharacters(in: .whitespaces)
+            eventFilter = text.isEmpty ? nil : text
+            eventSelection = 0
+            return []
+        case .backspace:
+            if editor.text.isEmpty { return [] }
+            editor.backspace()
+        case .delete, .control("d"): editor.deleteForward()
+        case .left, .control("b"): editor.moveLeft()
+        case .right, .control("f"): editor.moveRight()
+        case .home, .control("a"): editor.moveToStart()
+        case .end, .control("e"): editor.moveToEnd()
+        case .control("u"): editor.deleteToStart()
+        case .control("k"): editor.deleteToEnd()
+        case .control("w"): editor.deleteWordBefore()
+        case .character(let c):
+            if editor.text.utf8.count < 1024 { editor.insert(c) }
         default: break
         }
+        filterLine = editor
         return []
     }
 
@@ -110,7 +236,15 @@ public struct InputController: Equatable, Sendable {
             guard !text.isEmpty else { return [] }
             if history.last != text { history.append(text) }
             if history.count > Self.historyLimit { history.removeFirst() }
-            do { return [.run(try CommandParser.parse(text))] } catch { return [.error(error.message)] }
+            do {
+                let command = try CommandParser.parse(text)
+                // Emptying every level is asked about first (y runs it).
+                if command == .clear(level: nil) && completion.levels.count > 1 {
+                    pendingConfirmation = command
+                    return [.hint("clear every level (\(completion.levels.joined(separator: ", ")))? y clears, any other key cancels")]
+                }
+                return [.run(command)]
+            } catch { return [.error(error.message)] }
         case .backspace:
             if editor.text.isEmpty { return [] }  // Backspace on an empty line closes it
             editor.backspace()

@@ -40,6 +40,12 @@ public final class ExplorerModel: Sendable {
 
     public let pipeline: Pipeline
     private let state: Mutex<State>
+    /// One workload get in this many is logged with its path (0: none):
+    /// `sample N`; ``autoSampling`` (the default): about two a second,
+    /// whatever the rate, so the log stays readable.
+    private let sampling = Atomic<Int>(ExplorerModel.autoSampling)
+    public static let autoSampling = -1
+    public var sampleEvery: Int { sampling.load(ordering: .relaxed) }
 
     public init(pipeline: Pipeline) {
         self.pipeline = pipeline
@@ -86,7 +92,9 @@ public final class ExplorerModel: Sendable {
                 conditionOn: level.toggle?.isOn, stats: level.statistics.snapshot(),
                 getsPerSecond: history.getsPerSecond, hitsPerSecond: history.hitsPerSecond,
                 entries: level.entries(), countLimit: level.countLimit, bytes: level.bytes(),
-                capacity: level.capacityBytes, sparkline: history.sparkline, lastError: level.statistics.lastError
+                capacity: level.capacityBytes, sparkline: history.sparkline, lastError: level.statistics.lastError,
+                toggleNumber: level.toggle.flatMap { toggle in pipeline.toggles.firstIndex { $0 === toggle } }.map { $0 + 1 },
+                configuration: level.spec.paneConfiguration
             )
         }
     }
@@ -100,7 +108,9 @@ public final class ExplorerModel: Sendable {
     /// Advances per-second rates and sparklines; call it from the refresh loop.
     public func tick(now: ContinuousClock.Instant = .now) {
         let current = pipeline.levels.map { $0.statistics.snapshot() }
-        state.withLock { state in
+        let names = pipeline.levels.map(\.spec.name)
+        let evictions = state.withLock { state -> [String] in
+            var evictions: [String] = []
             for i in state.history.indices {
                 let elapsed = now - state.history[i].windowStart
                 guard elapsed >= .seconds(1) else { continue }
@@ -112,10 +122,19 @@ public final class ExplorerModel: Sendable {
                 if state.history[i].sparkline.count > Self.sparklineLength {
                     state.history[i].sparkline.removeFirst(state.history[i].sparkline.count - Self.sparklineLength)
                 }
+                // Evictions as events, once a second: how many and why.
+                let evicted = (current[i].levelCounters?["evictions"] ?? 0)
+                    - (state.history[i].windowStats.levelCounters?["evictions"] ?? 0)
+                if evicted > 0 {
+                    evictions.append("\(names[i]) evicted \(evicted) \(evicted == 1 ? "entry" : "entries") "
+                                     + "(least recently used; over its capacity or count limit)")
+                }
                 state.history[i].windowStart = now
                 state.history[i].windowStats = current[i]
             }
+            return evictions
         }
+        for line in evictions { log(line) }
     }
 
     // MARK: Log
@@ -216,7 +235,14 @@ public final class ExplorerModel: Sendable {
             if let previous {
                 log("load: replaced the running \(previous.description) after \(previous.completed) gets")
             }
-            workload.start(on: pipeline.cache) { [weak self] in
+            workload.start(on: pipeline.cache, sample: { [weak self] n, key in
+                guard let self else { return false }
+                let setting = self.sampling.load(ordering: .relaxed)
+                let every = setting == Self.autoSampling ? max(1, rate / 2) : setting
+                guard every > 0, n % every == 0 else { return false }
+                await self.sampledGet(key)
+                return true
+            }) { [weak self] in
                 guard let self else { return }
                 let ended = self.state.withLock { state -> Bool in
                     guard state.workload === workload else { return false }
@@ -228,6 +254,11 @@ public final class ExplorerModel: Sendable {
             log("load \(pattern.rawValue) over \(keys) keys at \(rate)/s" + (seconds.map { String(format: " for %.0fs", $0) } ?? ""))
             return CommandOutcome(previous.map { "workload replaced the running \($0.description) (load stop ends it)" }
                                   ?? "workload started (load stop ends it)")
+        case .sample(let every):
+            sampling.store(every, ordering: .relaxed)
+            return CommandOutcome(every == 0 ? "workload gets are not logged"
+                                  : every == Self.autoSampling ? "logging about two workload gets a second"
+                                  : "logging one workload get in \(every)")
         case .loadStop:
             guard let workload = state.withLock({ state -> Workload? in
                 defer { state.workload = nil }
@@ -280,6 +311,23 @@ public final class ExplorerModel: Sendable {
         return CommandOutcome(text, isError: true)
     }
 
+    /// One workload get, traced and logged with its path (`load get k  L1 hit`).
+    private func sampledGet(_ key: String) async {
+        let trace = RequestTrace()
+        do {
+            let value = try await trace.record { try await pipeline.cache.getIfPresent(key) }
+            let forward = trace.events.filter { !$0.isBackfill }
+            if value != nil {
+                let above = forward.filter { $0.outcome != .hit }.count
+                await trace.waitForEvents(count: forward.count + above, timeout: .milliseconds(200))
+            }
+            log("load get \(key)  " + Self.path(trace.events, levels: skippable()) + (value == nil ? " → not found" : ""),
+                isError: forward.contains { $0.outcome == .error })
+        } catch {
+            log("load get \(key)  " + Self.path(trace.events, levels: skippable()) + " → failed", isError: true)
+        }
+    }
+
     private func get(_ key: String) async -> CommandOutcome {
         let trace = RequestTrace()
         let started = ContinuousClock.now
@@ -287,7 +335,7 @@ public final class ExplorerModel: Sendable {
         do {
             value = try await trace.record { try await pipeline.cache.getIfPresent(key) }
         } catch {
-            log("get \(key)  " + Self.path(trace.events) + " → failed", isError: true)
+            log("get \(key)  " + Self.path(trace.events, levels: skippable()) + " → failed", isError: true)
             return CommandOutcome("get \(key) failed: \(error)", isError: true)
         }
         let elapsed = ContinuousClock.now - started
@@ -297,7 +345,7 @@ public final class ExplorerModel: Sendable {
             let above = forward.filter { $0.outcome != .hit }.count
             await trace.waitForEvents(count: forward.count + above, timeout: .seconds(2))
         }
-        let line = "get \(key)  " + Self.path(trace.events) + (value == nil ? " → not found" : "")
+        let line = "get \(key)  " + Self.path(trace.events, levels: skippable()) + (value == nil ? " → not found" : "")
         log(line, isError: forward.contains { $0.outcome == .error })
         guard let value else { return CommandOutcome("get \(key): not found in any level") }
         let source = forward.last { $0.outcome == .hit }?.level ?? "?"
@@ -316,9 +364,30 @@ public final class ExplorerModel: Sendable {
     }
 
     /// `L1 miss → L2 miss → origin hit 48 ms → back-filled L2, L1`
-    static func path(_ events: [CacheEvent]) -> String {
+    /// Every level in order, with whether its condition is off now (for the path).
+    func skippable() -> [(name: String, conditionOff: Bool)] {
+        pipeline.levels.map { ($0.spec.name, $0.toggle.map { !$0.isOn } ?? false) }
+    }
+
+    /// A request's path: each level's outcome in order. A level of `levels`
+    /// the request passed without asking (above the last level it reached) is
+    /// shown as skipped, `by condition` when its condition is off.
+    static func path(_ events: [CacheEvent], levels: [(name: String, conditionOff: Bool)] = []) -> String {
         var parts: [String] = []
+        let asked = Set(events.filter { !$0.isBackfill }.map(\.level))
+        let deepest = levels.lastIndex { asked.contains($0.name) } ?? -1
+        var skipped: [String: String] = [:]
+        for (index, level) in levels.enumerated() where index < deepest && !asked.contains(level.name) {
+            skipped[level.name] = "\(level.name) skipped" + (level.conditionOff ? " by condition" : "")
+        }
+        var pending = levels.prefix(max(0, deepest)).map(\.name).filter { skipped[$0] != nil }
         for event in events where !event.isBackfill {
+            // The skipped levels above this one come first.
+            if let position = levels.firstIndex(where: { $0.name == event.level }) {
+                let above = Set(levels.prefix(position).map(\.name))
+                for name in pending where above.contains(name) { parts.append(skipped[name] ?? name) }
+                pending.removeAll { above.contains($0) }
+            }
             var text = "\(event.level) \(event.outcome.rawValue)"
             if event.outcome == .hit || event.duration >= .milliseconds(1) {
                 text += " " + Units.latency(UInt64(max(0, event.duration.nanoseconds)))

@@ -7,6 +7,10 @@ public struct PaneState: Equatable, Sendable {
     public var summary: String
     public var condition: String?
     public var conditionOn: Bool?
+    /// The digit that flips the condition (its toggle's position, from 1).
+    public var toggleNumber: Int?
+    /// Settings not shown elsewhere in the pane: an origin's latency and failure rate.
+    public var configuration: String
     public var stats: StatisticsSnapshot
     public var getsPerSecond: Double
     public var hitsPerSecond: Double
@@ -21,7 +25,7 @@ public struct PaneState: Equatable, Sendable {
     public init(name: String, summary: String, condition: String? = nil, conditionOn: Bool? = nil,
                 stats: StatisticsSnapshot = StatisticsSnapshot(), getsPerSecond: Double = 0, hitsPerSecond: Double = 0,
                 entries: Int? = nil, countLimit: Int? = nil, bytes: Int? = nil, capacity: Int? = nil,
-                sparkline: [Double?] = [], lastError: String? = nil) {
+                sparkline: [Double?] = [], lastError: String? = nil, toggleNumber: Int? = nil, configuration: String = "") {
         self.name = name
         self.summary = summary
         self.condition = condition
@@ -35,6 +39,8 @@ public struct PaneState: Equatable, Sendable {
         self.capacity = capacity
         self.sparkline = sparkline
         self.lastError = lastError
+        self.toggleNumber = toggleNumber
+        self.configuration = configuration
     }
 }
 

@@ -59,13 +59,17 @@ public final class Workload: Sendable {
     }
 
     /// Starts issuing gets against `cache`; `onFinish` runs when it ends by itself.
-    public func start(on cache: BasicCache<String, Data>, onFinish: @escaping @Sendable () -> Void) {
+    /// `sample(n, key)` sees each request first and returns true when it
+    /// made the get itself (to log it); otherwise the workload makes it.
+    public func start(on cache: BasicCache<String, Data>,
+                      sample: (@Sendable (_ n: Int, _ key: String) async -> Bool)? = nil,
+                      onFinish: @escaping @Sendable () -> Void) {
         let streams = generators()
         let handle = Task {
             startedAt.withLock { $0 = .now }
             await withTaskGroup(of: Void.self) { group in
                 for generator in streams {
-                    group.addTask { await self.run(generator, cache: cache) }
+                    group.addTask { await self.run(generator, cache: cache, sample: sample) }
                 }
             }
             if !Task.isCancelled { onFinish() }
@@ -94,7 +98,8 @@ public final class Workload: Sendable {
         gate.release()
     }
 
-    private func run(_ generator: KeyGenerator, cache: BasicCache<String, Data>) async {
+    private func run(_ generator: KeyGenerator, cache: BasicCache<String, Data>,
+                     sample: (@Sendable (Int, String) async -> Bool)?) async {
         var generator = generator
         let interval = 1.0 / Double(rate)
         while !Task.isCancelled {
@@ -109,7 +114,11 @@ public final class Workload: Sendable {
             }
             let key = "key:\(generator.index(forRequest: n))"
             guard await gate.enter() else { return }
-            _ = try? await cache.getIfPresent(key)
+            if let sample, await sample(n, key) {
+                // sampled: the get was made (and logged) by `sample`
+            } else {
+                _ = try? await cache.getIfPresent(key)
+            }
             gate.leave()
             completedCount.add(1, ordering: .relaxed)
         }

@@ -68,6 +68,16 @@ public struct LevelSpec: Equatable, Sendable {
         return parts.joined(separator: " · ")
     }
 
+    /// What the pane's title adds to ``summary``: the settings its figures do
+    /// not show (capacity and count limit are in its entries and bytes).
+    public var paneConfiguration: String {
+        guard case .origin(let latency, let jitter, let failureRate, _) = kind else { return "" }
+        var text = Units.format(latency)
+        if jitter > .zero { text += " ±" + Units.format(jitter) }
+        if failureRate > 0 { text += String(format: " · fails %g%%", failureRate * 100) }
+        return text
+    }
+
     /// The options of the level itself, for `strata check`.
     public var details: String {
         switch kind {

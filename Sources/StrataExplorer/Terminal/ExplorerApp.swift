@@ -26,14 +26,14 @@ public final class ExplorerApp {
     let historyFile: HistoryFile?
 
     public init(model: ExplorerModel, theme: Theme, themeDirectories: [String], hz: Int,
-                noColor: Bool, forceASCII: Bool, historyFile: HistoryFile? = nil) throws {
+                noColor: Bool, forceASCII: Bool, historyFile: HistoryFile? = nil, mouse: Bool = true) throws {
         self.model = model
         self.historyFile = historyFile
         input = InputController(history: historyFile?.load() ?? [])
         input.completion = Completion(levels: model.pipeline.levels.map(\.spec.name),
                                       toggles: model.pipeline.toggles.map(\.name),
                                       themes: Array(Set(Theme.builtinNames + themeDirectories.flatMap(Theme.userThemeNames))).sorted())
-        self.backend = try NcursesBackend(noColor: noColor, forceASCII: forceASCII)
+        self.backend = try NcursesBackend(noColor: noColor, forceASCII: forceASCII, mouse: mouse)
         self.renderer = Renderer(unicode: backend.unicode)
         self.theme = theme
         self.themeDirectories = themeDirectories
@@ -82,6 +82,10 @@ public final class ExplorerApp {
         var handled = 0
         while handled < Self.keysPerFrame, let key = backend.readKey() {
             handled += 1
+            if case .mouse(let event) = key {
+                Self.handle(event, regions: lastRegions, input: &input)
+                continue
+            }
             for action in input.handle(key) { perform(action) }
             if timer == nil { return }  // quit
         }
@@ -101,21 +105,47 @@ public final class ExplorerApp {
     func paint() {
         let size = backend.size
         input.clampHelpScroll(to: Renderer.helpMaxScroll(height: size.height))
-        let state = ViewState(
-            title: model.pipeline.spec.name, panes: model.panes(), events: Array(model.events.prefix(size.height)),
-            status: model.status,
-            commandLine: input.commandLine, commandCursor: input.commandCursor, showHelp: input.showHelp, helpScroll: input.helpScroll, paused: model.isPaused, hz: hz,
-            workload: model.workloadDescription, theme: theme.name
-        )
+        let state = Self.viewState(model: model, input: &input, hz: hz, theme: theme.name, height: size.height)
         // The screen is a function of the state: an unchanged state (an idle
         // pipeline between its once-a-second rate updates) is not redrawn.
         if !forceRedraw, let last = lastFrame, last.state == state, last.width == size.width, last.height == size.height {
             return
         }
-        backend.paint(renderer.render(state, width: size.width, height: size.height), forceFullRedraw: forceRedraw)
+        let frame = renderer.render(state, width: size.width, height: size.height)
+        lastRegions = frame.regions
+        backend.paint(frame, forceFullRedraw: forceRedraw)
         lastFrame = (state, size.width, size.height)
         framesPainted += 1
         forceRedraw = false
+    }
+
+    /// Where the panes were in the last frame painted (for mouse presses).
+    var lastRegions: [CellBuffer.Region] = []
+
+    /// A press focuses the pane under the pointer; the wheel scrolls the log.
+    static func handle(_ event: MouseEvent, regions: [CellBuffer.Region], input: inout InputController) {
+        switch event.kind {
+        case .press:
+            if let target = regions.last(where: { $0.rows.contains(event.y) })?.focus { input.click(target) }
+        case .wheelUp: input.scrollEvents(by: -MouseEvent.wheelStep)
+        case .wheelDown: input.scrollEvents(by: MouseEvent.wheelStep)
+        }
+    }
+
+    /// What the screen shows, from the model and the input state (the event
+    /// filter applied, the selection kept within the events shown).
+    static func viewState(model: ExplorerModel, input: inout InputController, hz: Int, theme: String, height: Int) -> ViewState {
+        let all = model.events
+        let events = EventFilter.apply(input.eventFilter, to: all)
+        input.clampEventSelection(to: events.count)
+        return ViewState(
+            title: model.pipeline.spec.name, panes: model.panes(), events: events, status: model.status,
+            commandLine: input.commandLine, commandCursor: input.commandCursor, showHelp: input.showHelp,
+            helpScroll: input.helpScroll, paused: model.isPaused, hz: hz, workload: model.workloadDescription, theme: theme,
+            focus: input.focus, zoomed: input.zoomed, compact: input.compact, eventSelection: input.eventSelection, eventFilter: input.eventFilter,
+            eventTotal: all.count, filterLine: input.filterLine?.text, filterCursor: input.filterLine?.charactersAfterCursor ?? 0,
+            detail: input.showDetail && input.eventSelection < events.count ? events[input.eventSelection] : nil
+        )
     }
 
     func perform(_ action: InputAction) {

@@ -14,7 +14,7 @@ public final class NcursesBackend {
     private var pending: [Key] = []
 
     /// Takes over the terminal on stdin/stdout. `noColor` forces attributes only.
-    public init(noColor: Bool, forceASCII: Bool) throws {
+    public init(noColor: Bool, forceASCII: Bool, mouse: Bool = true) throws {
         guard isatty(0) == 1, isatty(1) == 1 else { throw TerminalError.notATerminal }
         guard let term = ProcessInfo.processInfo.environment["TERM"], !term.isEmpty else { throw TerminalError.termNotSet }
         // The user's locale decides: not UTF-8 (LC_ALL=C, say) means ASCII,
@@ -34,6 +34,13 @@ public final class NcursesBackend {
         nonl()
         keypad(window, true)
         nodelay(window, true)
+        if mouse {
+            // Button 1 press and the wheel (buttons 4 and 5). The masks are
+            // macros Swift cannot import; these are their values in
+            // ncurses 6 (NCURSES_MOUSE_VERSION 2): pressed = 2 << ((button - 1) * 5).
+            _ = mousemask(mmask_t(Self.button1Pressed | Self.button4Pressed | Self.button5Pressed), nil)
+            _ = mouseinterval(0)
+        }
         curs_set(0)
         set_escdelay(25)
         if !noColor && has_colors() {
@@ -118,6 +125,11 @@ public final class NcursesBackend {
             if result == ERR {
                 pending.append(contentsOf: parser.endOfInput())
                 if pending.isEmpty { return nil }
+            } else if result == KEY_CODE_YES && Int32(code) == KEY_MOUSE {
+                var event = MEVENT()
+                if getmouse(&event) == OK, let mouse = Self.mouse(UInt(event.bstate), x: Int(event.x), y: Int(event.y)) {
+                    pending.append(.mouse(mouse))
+                }
             } else if result == KEY_CODE_YES {
                 if let key = Self.functionKey(Int32(code)) { pending.append(key) }
             } else {
@@ -125,6 +137,18 @@ public final class NcursesBackend {
             }
         }
         return pending.removeFirst()
+    }
+
+    static let button1Pressed: UInt = 2
+    static let button4Pressed: UInt = 2 << 15
+    static let button5Pressed: UInt = 2 << 20
+
+    /// A mouse report as the explorer's event (other buttons are ignored).
+    static func mouse(_ state: UInt, x: Int, y: Int) -> MouseEvent? {
+        if state & button4Pressed != 0 { return MouseEvent(.wheelUp, x: x, y: y) }
+        if state & button5Pressed != 0 { return MouseEvent(.wheelDown, x: x, y: y) }
+        if state & button1Pressed != 0 { return MouseEvent(.press, x: x, y: y) }
+        return nil
     }
 
     /// Keys ncurses recognised from terminfo; others are ignored.

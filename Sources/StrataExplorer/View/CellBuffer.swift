@@ -4,6 +4,8 @@ public enum Role: Int, CaseIterable, Sendable {
     case footer, footerKey, sparkline, toggleOn, toggleOff, helpText, helpKey, command
     /// The character under the command line's cursor (the command colours swapped).
     case cursor
+    /// The focused pane's border.
+    case focus
 }
 
 /// One character cell. A wide character fills its cell and marks the next as
@@ -23,6 +25,17 @@ public struct CellBuffer: Equatable, Sendable {
     /// Only ASCII is drawn: other text is transliterated (``ASCIIFallback``).
     public let ascii: Bool
     public private(set) var cells: [Cell]
+    /// Which rows each pane occupies, so a mouse press finds its pane.
+    public var regions: [Region] = []
+
+    /// The rows of one focusable pane.
+    public struct Region: Equatable, Sendable {
+        public var focus: Focus
+        public var rows: Range<Int>
+    }
+
+    /// The pane drawn at row `y`, if any.
+    public func focus(atRow y: Int) -> Focus? { regions.last { $0.rows.contains(y) }?.focus }
 
     public init(width: Int, height: Int, ascii: Bool = false) {
         self.width = max(0, width)
@@ -137,6 +150,12 @@ public struct BoxGlyphs: Equatable, Sendable {
                                           bottomLeft: "╰", bottomRight: "╯")
     public static let ascii = BoxGlyphs(horizontal: "-", vertical: "|", topLeft: "+", topRight: "+",
                                         bottomLeft: "+", bottomRight: "+")
+    /// The focused pane: double lines (ASCII: `=` and `#`), so focus shows
+    /// without colour too.
+    public static let unicodeFocused = BoxGlyphs(horizontal: "═", vertical: "║", topLeft: "╔", topRight: "╗",
+                                                 bottomLeft: "╚", bottomRight: "╝")
+    public static let asciiFocused = BoxGlyphs(horizontal: "=", vertical: "#", topLeft: "#", topRight: "#",
+                                               bottomLeft: "#", bottomRight: "#")
 }
 
 /// Terminal column widths without libc (the same rules as wcwidth for the

@@ -8,6 +8,7 @@ import Strata
 /// above the log; nothing is ever drawn over anything else.
 public struct Renderer: Sendable {
     public var glyphs: BoxGlyphs
+    public var focusedGlyphs: BoxGlyphs
     public var unicode: Bool
 
     public static let paneHeight = 5
@@ -17,6 +18,7 @@ public struct Renderer: Sendable {
     public init(unicode: Bool) {
         self.unicode = unicode
         glyphs = unicode ? .unicode : .ascii
+        focusedGlyphs = unicode ? .unicodeFocused : .asciiFocused
     }
 
     public func render(_ state: ViewState, width: Int, height: Int) -> CellBuffer {
@@ -33,26 +35,51 @@ public struct Renderer: Sendable {
         }
         drawTitle(state, into: &buffer)
         let middleTop = 1, middleBottom = height - 2  // exclusive
-        let available = middleBottom - middleTop
-        let minimumLog = 4
-        var shown = state.panes.count
-        var summaryRows = 0
-        if shown * Self.paneHeight + minimumLog > available {
-            summaryRows = 1
-            shown = max(0, (available - minimumLog - summaryRows) / Self.paneHeight)
-        }
         var y = middleTop
-        for pane in state.panes.prefix(shown) {
-            drawPane(pane, y: y, into: &buffer)
+        let zoomedLevel: Int? = if state.zoomed, case .level(let index) = state.focus, index < state.panes.count { index } else { nil }
+        if state.zoomed && state.focus == .events {
+            // The log alone.
+        } else if let zoomedLevel {
+            drawPane(state.panes[zoomedLevel], y: y, focused: true, into: &buffer)
+            buffer.regions.append(.init(focus: .level(zoomedLevel), rows: y..<(y + Self.paneHeight)))
             y += Self.paneHeight
+            // The room the zoom frees: a labelled hit-ratio graph.
+            let graphHeight = min(12, middleBottom - y - 4)
+            if graphHeight >= 5 {
+                drawGraph("hit ratio", values: state.panes[zoomedLevel].sparkline, y: y, height: graphHeight, into: &buffer)
+                buffer.regions.append(.init(focus: .level(zoomedLevel), rows: y..<(y + graphHeight)))
+                y += graphHeight
+            }
+        } else if state.compact {
+            y += drawCompactLevels(state, y: y, maximumHeight: middleBottom - middleTop - 4, into: &buffer)
+        } else {
+            let available = middleBottom - middleTop
+            let minimumLog = 4
+            var shown = state.panes.count
+            var summaryRows = 0
+            if shown * Self.paneHeight + minimumLog > available {
+                summaryRows = 1
+                shown = max(0, (available - minimumLog - summaryRows) / Self.paneHeight)
+            }
+            // Levels that do not fit are reached by moving the focus: the
+            // focused one is always among those drawn.
+            var first = 0
+            if case .level(let index) = state.focus, index >= shown { first = min(index - shown + 1, state.panes.count - shown) }
+            for (index, pane) in state.panes.enumerated().dropFirst(first).prefix(shown) {
+                drawPane(pane, y: y, focused: state.focus == .level(index), into: &buffer)
+                buffer.regions.append(.init(focus: .level(index), rows: y..<(y + Self.paneHeight)))
+                y += Self.paneHeight
+            }
+            if summaryRows > 0 {
+                let hidden = Array(state.panes.prefix(first)) + Array(state.panes.dropFirst(first + shown))
+                drawSummary(hidden, y: y, into: &buffer)
+                y += 1
+            }
         }
-        if summaryRows > 0 {
-            drawSummary(Array(state.panes.dropFirst(shown)), y: y, into: &buffer)
-            y += 1
-        }
-        drawEvents(state.events, y: y, height: middleBottom - y, into: &buffer)
+        drawEvents(state, y: y, height: middleBottom - y, into: &buffer)
         drawStatus(state, y: height - 2, into: &buffer)
         drawFooter(y: height - 1, into: &buffer)
+        if let detail = state.detail { drawDetail(detail, into: &buffer) }
         if state.showHelp { drawHelp(scroll: state.helpScroll, into: &buffer) }
         return buffer
     }
@@ -71,19 +98,22 @@ public struct Renderer: Sendable {
         buffer.put(right, x: buffer.width - rightWidth, y: 0, role: .title)
     }
 
-    func drawPane(_ pane: PaneState, y: Int, into buffer: inout CellBuffer) {
+    func drawPane(_ pane: PaneState, y: Int, focused: Bool = false, into buffer: inout CellBuffer) {
         // "origin · origin · pooled" reads badly: skip the kind when it is the name.
         let summary = pane.summary.hasPrefix(pane.name + " · ") ? String(pane.summary.dropFirst(pane.name.count + 3))
             : (pane.summary == pane.name ? "" : pane.summary)
         var title: [(String, Role)] = [(pane.name, .label)]
         if !summary.isEmpty { title.append((" · " + summary, .dim)) }
+        if !pane.configuration.isEmpty { title.append((" · " + pane.configuration, .dim)) }
         if let on = pane.conditionOn {
-            title.append((on ? " [on]" : " [OFF]", on ? .toggleOn : .toggleOff))
+            let number = pane.toggleNumber.map { "\($0) " } ?? ""
+            title.append((on ? " [\(number)on]" : " [\(number)OFF]", on ? .toggleOn : .toggleOff))
         }
         if pane.lastError != nil && pane.stats.errors + pane.stats.setErrors + pane.stats.backfillFailures > 0 {
             title.append((unicode ? " ⚠" : " !", .error))
         }
-        buffer.box(x: 0, y: y, width: buffer.width, height: Self.paneHeight, title: title, glyphs: glyphs)
+        buffer.box(x: 0, y: y, width: buffer.width, height: Self.paneHeight, title: title,
+                   glyphs: focused ? focusedGlyphs : glyphs, role: focused ? .focus : .border)
         let inner = buffer.width - 4
         let s = pane.stats
         var line = Line(buffer: buffer, x: 2, y: y + 1, limit: inner)
@@ -118,6 +148,31 @@ public struct Renderer: Sendable {
             line.text("last error: " + error, .error)
         }
         buffer = line.buffer
+        // A meter of how full the level is (bytes or entries, the fuller), where there is room.
+        let fractions = [pane.bytes.flatMap { b in pane.capacity.map { Double(b) / Double(max(1, $0)) } },
+                         pane.entries.flatMap { e in pane.countLimit.map { Double(e) / Double(max(1, $0)) } }]
+        if let full = fractions.compactMap({ $0 }).max() {
+            let bar = meter(full, width: 10)
+            let text = bar + String(format: " %3.0f%%", min(1, full) * 100)
+            let width = TextWidth.of(text)
+            if line.used + width + 2 <= inner {
+                buffer.put(text, x: 2 + inner - width, y: y + 3, role: full >= 0.95 ? .miss : .sparkline)
+            }
+        }
+    }
+
+    /// `fraction` (0...1) as a bar `width` cells wide, eighths included:
+    /// `▕██████▌   ▏` (ASCII `[######    ]`).
+    func meter(_ fraction: Double, width: Int) -> String {
+        let eighths = Int((min(1, max(0, fraction)) * Double(width * 8)).rounded())
+        if !unicode {
+            let filled = (eighths + 4) / 8
+            return "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "]"
+        }
+        let partial: [String] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
+        var bar = String(repeating: "█", count: eighths / 8)
+        if eighths % 8 > 0 { bar += partial[eighths % 8] }
+        return "▕" + bar + String(repeating: " ", count: width - TextWidth.of(bar)) + "▏"
     }
 
     func ratioRole(_ s: StatisticsSnapshot) -> Role {
@@ -134,20 +189,13 @@ public struct Renderer: Sendable {
                    ellipsis: true)
     }
 
-    func drawEvents(_ events: [EventLine], y: Int, height: Int, into buffer: inout CellBuffer) {
-        guard height >= 2 else { return }
-        buffer.box(x: 0, y: y, width: buffer.width, height: height,
-                   title: [("events", .label), (" newest first", .dim)], glyphs: glyphs)
-        for (row, event) in events.prefix(max(0, height - 2)).enumerated() {
-            let used = buffer.put(event.time + " ", x: 2, y: y + 1 + row, role: .dim, limit: buffer.width - 4)
-            buffer.put(event.text, x: 2 + used, y: y + 1 + row, role: event.isError ? .error : .normal,
-                       limit: max(0, buffer.width - 4 - used), ellipsis: true)
-        }
-    }
-
     func drawStatus(_ state: ViewState, y: Int, into buffer: inout CellBuffer) {
         if let command = state.commandLine {
             drawCommandLine(command, charactersAfterCursor: state.commandCursor, y: y, into: &buffer)
+            return
+        }
+        if let filter = state.filterLine {
+            drawCommandLine(filter, charactersAfterCursor: state.filterCursor, prompt: "/", y: y, into: &buffer)
             return
         }
         let role: Role = state.status.isError ? .statusError : .status
@@ -159,7 +207,8 @@ public struct Renderer: Sendable {
     /// walked, never the whole line (a pasted megabyte would make every frame
     /// slow): up to a third of the width after the cursor, the rest before it.
     /// A cut on either side shows as `…`.
-    func drawCommandLine(_ command: String, charactersAfterCursor: Int, y: Int, into buffer: inout CellBuffer) {
+    func drawCommandLine(_ command: String, charactersAfterCursor: Int, prompt: String = ":", y: Int,
+                         into buffer: inout CellBuffer) {
         buffer.fill(" ", x: 0, y: y, count: buffer.width, role: .command)
         let room = buffer.width - 2  // the prompt and the right edge
         let cursorAt = command.index(command.endIndex, offsetBy: -charactersAfterCursor, limitedBy: command.startIndex)
@@ -187,7 +236,7 @@ public struct Renderer: Sendable {
             before.append(character)
             used += w
         }
-        var x = buffer.put(beforeCut ? (unicode ? "…" : "<") : ":", x: 0, y: y, role: .command)
+        var x = buffer.put(beforeCut ? (unicode ? "…" : "<") : prompt, x: 0, y: y, role: .command)
         x += buffer.put(String(before.reversed()), x: x, y: y, role: .command)
         x += buffer.put(String(cursor), x: x, y: y, role: atEnd ? .command : .cursor)
         x += buffer.put(String(after), x: x, y: y, role: .command)

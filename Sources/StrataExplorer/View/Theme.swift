@@ -97,6 +97,7 @@ public struct Theme: Equatable, Sendable {
         case .helpKey: ("help_key", "help_bg")
         case .command: ("command_fg", "command_bg")
         case .cursor: ("command_bg", "command_fg")
+        case .focus: ("label", "main_bg")
         }
         return ThemeStyle(foreground: color(fg), background: color(bg), attributes: attrs(fg))
     }
@@ -107,7 +108,7 @@ public struct Theme: Equatable, Sendable {
         case .title, .status, .footer, .command: .reverse
         case .statusError: [.reverse, .bold]
         case .footerKey: [.reverse, .bold]
-        case .label, .helpKey, .hit: .bold
+        case .label, .helpKey, .hit, .focus: .bold
         case .error, .toggleOff: [.bold, .underline]
         case .dim, .border: .dim
         default: []

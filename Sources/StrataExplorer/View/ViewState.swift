@@ -15,10 +15,27 @@ public struct ViewState: Equatable, Sendable {
     public var hz: Int
     public var workload: String?
     public var theme: String
+    /// The focused pane (highlighted; `z` zooms it), if any.
+    public var focus: Focus?
+    public var zoomed: Bool
+    /// One line per level (deep pipelines) instead of a pane each.
+    public var compact: Bool
+    /// The selected event (0 the newest of `events`), marked when the log has focus.
+    public var eventSelection: Int
+    /// The filter `events` went through, and how many events there are in all.
+    public var eventFilter: String?
+    public var eventTotal: Int
+    /// The `/` line being typed, with its cursor.
+    public var filterLine: String?
+    public var filterCursor: Int
+    /// The event whose detail is open.
+    public var detail: EventLine?
 
     public init(title: String, panes: [PaneState], events: [EventLine] = [], status: CommandOutcome = CommandOutcome(""),
                 commandLine: String? = nil, commandCursor: Int = 0, showHelp: Bool = false, helpScroll: Int = 0, paused: Bool = false, hz: Int = 10,
-                workload: String? = nil, theme: String = "default") {
+                workload: String? = nil, theme: String = "default", focus: Focus? = nil, zoomed: Bool = false, compact: Bool = false,
+                eventSelection: Int = 0, eventFilter: String? = nil, eventTotal: Int? = nil, filterLine: String? = nil,
+                filterCursor: Int = 0, detail: EventLine? = nil) {
         self.title = title
         self.panes = panes
         self.events = events
@@ -31,33 +48,23 @@ public struct ViewState: Equatable, Sendable {
         self.hz = hz
         self.workload = workload
         self.theme = theme
+        self.focus = focus
+        self.zoomed = zoomed
+        self.compact = compact
+        self.eventSelection = eventSelection
+        self.eventFilter = eventFilter
+        self.eventTotal = eventTotal ?? events.count
+        self.filterLine = filterLine
+        self.filterCursor = filterCursor
+        self.detail = detail
     }
 }
 
-/// Single keys, in the order help lists them.
+/// Single keys, in the order help lists them: drawn from ``KeyBinding/table``.
 public enum KeyHelp {
-    public static let keys: [(key: String, meaning: String)] = [
-        (":", "command line: Enter runs, Esc cancels, ↑/↓ history, Tab"),
-        ("←/→ ^A ^E ^U ^W ^K", "edit it: move, start, end, cut to start, word, to end"),
-        ("g", "get a key (:get )"),
-        ("s", "set a key (:set )"),
-        ("d", "remove a key (:rm )"),
-        ("c", "clear levels (:clear )"),
-        ("w", "memory warning to every level"),
-        ("1-9", "flip condition toggle 1-9"),
-        ("l", "start a zipf workload (:load zipf 1000 2000)"),
-        ("x", "stop the workload"),
-        ("p", "pause / resume the figures"),
-        ("r", "reset counters"),
-        ("+ / -", "faster / slower refresh"),
-        ("t", "next colour theme"),
-        ("Ctrl-L", "redraw the screen"),
-        ("? h F1", "this help (Esc or ? closes; ↑/↓ PgUp/PgDn scroll)"),
-        ("q Ctrl-C", "quit"),
-    ]
+    public static var keys: [(key: String, meaning: String)] {
+        KeyBinding.documented.map { ($0.keys.joined(separator: " "), $0.meaning) }
+    }
 
-    public static let footer: [(key: String, label: String)] = [
-        (":", "cmd"), ("g", "get"), ("s", "set"), ("w", "warn"), ("1-9", "toggle"), ("l", "load"),
-        ("x", "stop"), ("p", "pause"), ("?", "help"), ("q", "quit"),
-    ]
+    public static var footer: [(key: String, label: String)] { KeyBinding.table.compactMap(\.footer) }
 }

@@ -1,0 +1,98 @@
+/// One key binding of the explorer's normal mode. The bindings are declared
+/// once, in ``table``: the dispatch (``InputController``), the footer hints,
+/// the help overlay and the README's key table all come from it (a test
+/// fails when the README disagrees), as lazygit makes its cheat sheet from
+/// its bindings.
+public struct KeyBinding: Sendable {
+    /// What a binding does.
+    public enum Action: Equatable, Sendable {
+        /// Opens the command line with this text.
+        case open(String)
+        case run(Command)
+        /// `1`–`9`: flips the toggle of the digit pressed.
+        case flipToggle
+        case cycleTheme, faster, slower, help, redraw
+        case focusNext, focusPrevious, down, up, pageDown, pageUp, newest
+        case zoom, compact, filter, clearFocused, detail, back
+        /// Documented here, handled by the line being edited (editing keys).
+        case lineEditing
+    }
+
+    /// The keys as shown (help, README): `["Tab", "S-Tab"]`.
+    public let keys: [String]
+    public let meaning: String
+    /// The footer hint (key, label), if the binding has one; in table order.
+    public let footer: (key: String, label: String)?
+    /// The keys that trigger it in normal mode.
+    public let triggers: [Key]
+    public let action: Action
+
+    init(_ keys: [String], _ meaning: String, footer: (String, String)? = nil, triggers: [Key], _ action: Action) {
+        self.keys = keys
+        self.meaning = meaning
+        self.footer = footer.map { (key: $0.0, label: $0.1) }
+        self.triggers = triggers
+        self.action = action
+    }
+
+    static func chars(_ text: String) -> [Key] { text.map { .character($0) } }
+
+    /// Every binding, in the order help and the README list them.
+    public static let table: [KeyBinding] = [
+        KeyBinding([":"], "command line: Enter runs, Esc cancels, ↑/↓ history, Tab completes", footer: (":", "cmd"),
+                   triggers: chars(":"), .open("")),
+        KeyBinding(["←", "→", "Home", "End", "^A", "^E", "^U", "^W", "^K"],
+                   "on the command line: move, start, end, delete to start, word back, to end",
+                   triggers: [], .lineEditing),
+        KeyBinding(["Tab", "S-Tab"], "focus the next / previous pane", footer: ("Tab", "focus"),
+                   triggers: [.tab], .focusNext),
+        KeyBinding([], "", triggers: [.backTab], .focusPrevious),
+        KeyBinding(["j", "↓"], "next pane down; in the log, an older event", triggers: chars("j") + [.down], .down),
+        KeyBinding(["k", "↑"], "next pane up; in the log, a newer event", triggers: chars("k") + [.up], .up),
+        KeyBinding(["PgDn", "PgUp"], "scroll the event log (it takes the focus)", triggers: [.pageDown], .pageDown),
+        KeyBinding([], "", triggers: [.pageUp], .pageUp),
+        KeyBinding(["Home"], "the newest event (the log focused)", triggers: [.home], .newest),
+        KeyBinding(["z"], "zoom the focused pane (z or Esc again: back)", triggers: chars("z"), .zoom),
+        KeyBinding(["v"], "one line per level (deep pipelines) or a pane each", triggers: chars("v"), .compact),
+        KeyBinding(["/"], "filter the event log (Esc clears the filter)", footer: ("/", "filter"),
+                   triggers: chars("/"), .filter),
+        KeyBinding(["Enter"], "the selected event in full (the log focused)", triggers: [.enter], .detail),
+        KeyBinding(["Esc"], "leave the zoom, then clear the filter", triggers: [.escape], .back),
+        KeyBinding(["g"], "get a key (:get )", footer: ("g", "get"), triggers: chars("g"), .open("get ")),
+        KeyBinding(["s"], "set a key (:set )", footer: ("s", "set"), triggers: chars("s"), .open("set ")),
+        KeyBinding(["d"], "remove a key (:rm )", triggers: chars("d"), .open("rm ")),
+        KeyBinding(["c"], "clear the focused level (:clear L1, Enter confirms), or choose; all asks y/n", triggers: chars("c"),
+                   .clearFocused),
+        KeyBinding(["w"], "memory warning to every level", footer: ("w", "warn"), triggers: chars("w"), .run(.warn)),
+        KeyBinding(["1-9"], "flip condition toggle 1-9", footer: ("1-9", "toggle"), triggers: chars("123456789"), .flipToggle),
+        KeyBinding(["l"], "start a zipf workload (:load zipf 1000 2000)", footer: ("l", "load"), triggers: chars("l"),
+                   .open("load zipf 1000 2000")),
+        KeyBinding(["x"], "stop the workload", footer: ("x", "stop"), triggers: chars("x"), .run(.loadStop)),
+        // The app turns pause into resume when paused.
+        KeyBinding(["p"], "pause / resume the figures", footer: ("p", "pause"), triggers: chars("p"), .run(.pause)),
+        KeyBinding(["r"], "reset counters", triggers: chars("r"), .run(.reset)),
+        KeyBinding(["+", "-"], "faster / slower refresh", triggers: chars("+="), .faster),
+        KeyBinding([], "", triggers: chars("-"), .slower),
+        KeyBinding(["t"], "next colour theme", triggers: chars("t"), .cycleTheme),
+        KeyBinding(["Ctrl-L"], "redraw the screen", triggers: [], .redraw),
+        KeyBinding(["?", "h", "F1"], "this help (Esc or ? closes; ↑/↓ PgUp/PgDn scroll)", footer: ("?", "help"),
+                   triggers: chars("?h") + [.help], .help),
+        KeyBinding(["q", "Ctrl-C"], "quit", footer: ("q", "quit"), triggers: chars("q"), .run(.quit)),
+    ]
+
+    /// The bindings help and the README show (those with keys).
+    public static var documented: [KeyBinding] { table.filter { !$0.keys.isEmpty } }
+
+    /// The binding `key` triggers in normal mode.
+    public static func binding(for key: Key) -> KeyBinding? { table.first { $0.triggers.contains(key) } }
+
+    /// The README's key table, generated from ``table``.
+    public static var markdownTable: String {
+        var lines = ["| key | does |", "|---|---|"]
+        for binding in documented {
+            let keys = binding.keys.map { "`\($0)`" }.joined(separator: " ")
+            lines.append("| \(keys) | \(binding.meaning.replacingOccurrences(of: "|", with: "\\|")) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
