@@ -13,7 +13,7 @@ extension MemoryCacheLevel {
     /// nil under ``EvictionPolicy/lru``.
     public var windowShare: Double? { isAdaptive ? adaptive.withLock { $0.climber.share } : nil }
 
-    @usableFromInline
+    @inlinable
     func adaptiveEntry(_ hashed: HashedKey<Key>, in shard: LRUShard<Key, Value>) -> CacheEntry<Value>? {
         let (entry, expired, full) = shard.state.withLock { state -> (CacheEntry<Value>?, Bool, Bool) in
             guard let i = state.find(hashed) else { return (nil, false, false) }
@@ -34,7 +34,7 @@ extension MemoryCacheLevel {
     }
 
     /// Applies every buffered hit to the policy (call with its lock held).
-    @usableFromInline
+    @inlinable
     func drainReads(_ policy: inout AdaptivePolicy<Key>) {
         for shard in shards where shard.pendingReads.load(ordering: .relaxed) > 0 {
             shard.state.withLock { state in
@@ -45,12 +45,26 @@ extension MemoryCacheLevel {
         }
     }
 
-    @usableFromInline
+    @inlinable
     func adaptiveStore(
         _ value: Value, forKey hashed: HashedKey<Key>, in shard: LRUShard<Key, Value>, cost: Int, deadline: CacheInstant?
     ) {
         // 0 means "never"; a deadline at or before 1970 is already past.
         let expires = deadline.map { max($0.nanosecondsSince1970, 1) } ?? 0
+        // Replacing a value of the same cost changes nothing the policy
+        // weighs: it is recorded like a hit, without the policy lock.
+        let (replaced, full) = shard.state.withLock { state -> (Bool, Bool) in
+            guard let i = state.find(hashed), state.nodes[Int(i)].cost == cost else { return (false, false) }
+            state.nodes[Int(i)].value = value
+            state.nodes[Int(i)].expiresAt = expires
+            let full = state.recordPolicyRead(i, hash: hashed.hash)
+            shard.pendingReads.store(state.policyReads.count, ordering: .relaxed)
+            return (true, full)
+        }
+        if replaced {
+            if full { adaptive.withLockIfAvailable { drainReads(&$0) } }
+            return
+        }
         adaptive.withLock { policy in
             drainReads(&policy)
             let (countDelta, costDelta) = shard.state.withLock { state -> (Int, Int) in
@@ -85,7 +99,7 @@ extension MemoryCacheLevel {
 
     /// Removes `hashed` from its shard and the policy; with a time, only if
     /// the entry has expired by then (it may have been replaced meanwhile).
-    @usableFromInline
+    @inlinable
     func adaptiveRemove(_ hashed: HashedKey<Key>, in shard: LRUShard<Key, Value>, onlyIfExpiredAt now: Int64?) {
         adaptive.withLock { policy in
             let cost = shard.state.withLock { state -> Int? in
