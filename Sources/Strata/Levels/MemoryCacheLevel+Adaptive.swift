@@ -28,7 +28,7 @@ extension MemoryCacheLevel {
             adaptiveRemove(hashed, in: shard, onlyIfExpiredAt: clock.now().nanosecondsSince1970)
         } else if full {
             // Someone holding the lock will drain it; if not, later hits are dropped.
-            adaptive.withLockIfAvailable { drainReads(&$0) }
+            adaptive.withLockIfAvailable { drainReads(of: shard, into: &$0) }
         }
         return entry
     }
@@ -37,11 +37,18 @@ extension MemoryCacheLevel {
     @inlinable
     func drainReads(_ policy: inout AdaptivePolicy<Key>) {
         for shard in shards where shard.pendingReads.load(ordering: .relaxed) > 0 {
-            shard.state.withLock { state in
-                for read in state.policyReads { policy.access(read.id, hash: read.hash) }
-                state.policyReads.removeAll(keepingCapacity: true)
-                shard.pendingReads.store(0, ordering: .relaxed)
-            }
+            drainReads(of: shard, into: &policy)
+        }
+    }
+
+    /// Applies one shard's buffered hits (a reader that filled its buffer
+    /// drains only that one, so readers of other shards are not locked out).
+    @inlinable
+    func drainReads(of shard: LRUShard<Key, Value>, into policy: inout AdaptivePolicy<Key>) {
+        shard.state.withLock { state in
+            for read in state.policyReads { policy.access(read.id, hash: read.hash) }
+            state.policyReads.removeAll(keepingCapacity: true)
+            shard.pendingReads.store(0, ordering: .relaxed)
         }
     }
 
@@ -62,7 +69,7 @@ extension MemoryCacheLevel {
             return (true, full)
         }
         if replaced {
-            if full { adaptive.withLockIfAvailable { drainReads(&$0) } }
+            if full { adaptive.withLockIfAvailable { drainReads(of: shard, into: &$0) } }
             return
         }
         adaptive.withLock { policy in
