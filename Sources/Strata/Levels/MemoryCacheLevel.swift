@@ -77,7 +77,8 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     public var count: Int { entryTotal.load(ordering: .relaxed) }
     /// Bytes currently stored.
     public var totalCost: Int { costTotal.load(ordering: .relaxed) }
-    /// Entries evicted for capacity or count since creation.
+    /// Entries evicted for capacity or count since creation (under `.adaptive`,
+    /// including new entries that admission declined).
     public var evictions: Int { evictionTotal.load(ordering: .relaxed) }
 
     @inlinable
@@ -298,7 +299,8 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         return removed
     }
 
-    /// Keys from most to least recently used (a snapshot; for tests and tools).
+    /// Keys from most to least recently used under `.lru`; under `.adaptive`,
+    /// every key in no particular order (a snapshot; for tests and tools).
     public func keysByRecency() -> [Key] {
         var all: [(UInt64, Key)] = []
         for shard in shards {
