@@ -55,10 +55,19 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "StrataSim",
+            dependencies: [
+                "Strata",
+                .product(name: "HeapModule", package: "swift-collections"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "strata",
             dependencies: [
                 "StrataExplorer",
+                "StrataSim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
@@ -105,6 +114,11 @@ let package = Package(
         .testTarget(
             name: "StrataRedisTests",
             dependencies: ["StrataRedis", "Strata", "StrataRedisWorker", "StrataTestSupport", .product(name: "NIOEmbedded", package: "swift-nio")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StrataSimTests",
+            dependencies: ["StrataSim", "Strata", "strata", "StrataTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -27,6 +27,7 @@ while let argument = arguments.popFirst() {
 let report = Report(options: options)
 await TargetScenarios(options: options, report: report).run()
 await MemoryScenarios(options: options, report: report).run()
+MemoryPolicyScenario(options: options, report: report).run()
 await PoolScenario(report: report, options: options).run()
 try await DiskScenario(report: report, options: options).run()
 try await RedisScenario(report: report, options: options).run()

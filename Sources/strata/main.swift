@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import StrataExplorer
+import StrataSim
 
 /// `strata`: the interactive cache explorer.
 @main
@@ -16,7 +17,7 @@ struct StrataCommand: AsyncParsableCommand {
         Exit status: 0 ok, 1 a command or check failed, 2 a usage, file or terminal error.
         """,
         version: StrataVersion.current,
-        subcommands: [Explore.self, Check.self, Run.self],
+        subcommands: [Explore.self, Check.self, Run.self, Sim.self],
         defaultSubcommand: Explore.self
     )
 
@@ -236,5 +237,60 @@ struct Run: AsyncParsableCommand {
         let failures = await runner.run(lines: text.components(separatedBy: "\n"), source: source)
         print(json ? runner.statisticsJSON() : "\n" + runner.statisticsTable())
         if failures > 0 { throw ExitCode(1) }
+    }
+}
+
+/// `strata sim`: parses its options into a `SimulationRun` (StrataSim does the work).
+struct Sim: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Replay traces or generated workloads against eviction policies and print hit ratios.",
+        discussion: """
+        Each input is a trace file, plain or gzip: LIRS (one integer key per line; blank and * lines \
+        skipped), one key per line, or CSV key[,size] (with sizes, capacities are bytes). Or a workload: \
+        \(Workload.forms.joined(separator: ", ")).
+        Policies: \(PolicyKind.all.map { "\($0.name) (\($0.summary))" }.joined(separator: "; ")).
+        Example: strata sim --sizes 500,1000,2000 traces/*.trace.gz
+        """
+    )
+
+    @Argument(help: ArgumentHelp("Trace files or workload specs.", valueName: "input"))
+    var inputs: [String] = []
+
+    @Option(help: "Cache sizes, comma-separated (objects; bytes for traces with sizes).")
+    var sizes: String = "1000"
+
+    @Option(help: "Policies, comma-separated.")
+    var policies: String = "lru,adaptive,optimal"
+
+    @Option(help: "Seed for generated workloads.")
+    var seed: UInt64 = 42
+
+    @Option(help: "Trace file format: auto, lirs, keys or csv.")
+    var format: String = "auto"
+
+    @Flag(help: "Print JSON, one object per trace, size and policy.")
+    var json = false
+
+    @Flag(help: "Print CSV, one row per trace, size and policy.")
+    var csv = false
+
+    @Flag(help: "Never draw the progress bar (it is drawn on a terminal once a run passes a second).")
+    var noProgress = false
+
+    func run() throws {
+        if json && csv { fail("choose one of --json and --csv") }
+        let simulation: SimulationRun
+        let traces: [Trace]
+        do {
+            simulation = try SimulationRun(inputs: inputs, sizes: sizes, policies: policies, seed: seed,
+                                           format: format, output: json ? .json : csv ? .csv : .table)
+        } catch {
+            fail("\(error)")
+        }
+        do { traces = try simulation.loadTraces() } catch { fail("\(error)", code: 1) }
+        let drawProgress = !noProgress && isatty(STDERR_FILENO) != 0
+        print(simulation.run(traces, progress: drawProgress ? { total in
+            ProgressBar(total: total) { FileHandle.standardError.write(Data($0.utf8)) }
+        } : nil))
     }
 }

@@ -6,7 +6,7 @@ import Testing
     func bytes(_ n: Int, _ fill: UInt8 = 0) -> Data { Data(repeating: fill, count: n) }
 
     @Test func capacityIsInclusive() async throws {
-        let level = MemoryCacheLevel<String, Data>(capacity: 300)
+        let level = MemoryCacheLevel<String, Data>(capacity: 300, policy: .lru)
         for key in ["a", "b", "c"] { try await level.set(bytes(100), forKey: key) }
         #expect(level.count == 3)
         #expect(level.totalCost == 300)
@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test func lruOrderFollowsReads() async throws {
-        let level = MemoryCacheLevel<String, Data>(capacity: 300)
+        let level = MemoryCacheLevel<String, Data>(capacity: 300, policy: .lru)
         for key in ["a", "b", "c"] { try await level.set(bytes(100), forKey: key) }
         _ = try await level.get("a")  // a is now the most recent
         try await level.set(bytes(100), forKey: "d")
@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func evictionUsesCostNotCountAndRunsAcrossShards() async throws {
-        let level = MemoryCacheLevel<Int, Data>(capacity: 1000)
+        let level = MemoryCacheLevel<Int, Data>(capacity: 1000, policy: .lru)
         for key in 0..<100 { try await level.set(bytes(10), forKey: key) }
         #expect(level.count == 100)
         _ = level.value(forKey: 0)
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func countLimit() async throws {
-        let level = MemoryCacheLevel<String, String>(capacity: 1_000_000, countLimit: 2)
+        let level = MemoryCacheLevel<String, String>(capacity: 1_000_000, countLimit: 2, policy: .lru)
         try await level.set("1", forKey: "a")
         try await level.set("2", forKey: "b")
         try await level.set("3", forKey: "c")
@@ -170,7 +170,7 @@ import Testing
     @Test(arguments: [(1, 40, 120), (2, 40, 120), (3, 40, 120), (4, 40, 120), (5, 2_000, 6_000), (6, 2_000, 2_500)])
     func matchesAReferenceLRUExactly(seed: UInt64, capacity: Int, keySpace: Int) async throws {
         var random = SplitMix(state: seed)
-        let level = MemoryCacheLevel<Int, Int>(capacity: capacity) { _ in 1 }
+        let level = MemoryCacheLevel<Int, Int>(capacity: capacity, policy: .lru) { _ in 1 }
         var reference: [Int] = []  // most recent first
         for step in 0..<20_000 {
             let key = Int.random(in: 0..<keySpace, using: &random)

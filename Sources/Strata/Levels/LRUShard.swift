@@ -33,8 +33,11 @@ struct LRUNode<Key: Hashable, Value> {
     @usableFromInline var stamp: UInt64
     @usableFromInline var prev: Int32
     @usableFromInline var next: Int32
+    /// The entry's id in the level's ``AdaptivePolicy`` (-1 under `.lru`).
+    @usableFromInline var policyID: Int32
 
-    @inlinable init(key: HashedKey<Key>, value: Value, cost: Int, expiresAt: Int64, stamp: UInt64) {
+    @inlinable init(key: HashedKey<Key>, value: Value, cost: Int, expiresAt: Int64, stamp: UInt64, policyID: Int32 = -1) {
+        self.policyID = policyID
         self.key = key
         self.value = value
         self.cost = cost
@@ -68,6 +71,10 @@ struct LRUShardState<Key: Hashable, Value> {
     @usableFromInline var tail: Int32 = -1
     @usableFromInline var readLog: [(index: Int32, stamp: UInt64)] = []
     @usableFromInline var lastStamp: UInt64 = 0
+    /// Hits waiting for the adaptive policy (policy id, key hash): a lossy
+    /// buffer, drained under the level's policy lock; reads past its capacity
+    /// are dropped rather than waited for.
+    @usableFromInline var policyReads: [(id: Int32, hash: Int)] = []
 
     /// The next access stamp: the system's monotonic clock in nanoseconds,
     /// forced above this shard's previous stamp. The clock is the same on
@@ -159,6 +166,18 @@ struct LRUShardState<Key: Hashable, Value> {
         if readLog.count >= Self.readLogCapacity { applyReads() }
     }
 
+    @usableFromInline static var policyReadCapacity: Int { 32 }
+
+    /// Records a hit for the adaptive policy; returns whether the buffer is
+    /// now full (time to drain it). A hit finding it full is dropped.
+    @inlinable mutating func recordPolicyRead(_ i: Int32, hash: Int) -> Bool {
+        let capacity = Self.policyReadCapacity
+        if policyReads.count >= capacity { return true }
+        if policyReads.capacity == 0 { policyReads.reserveCapacity(capacity) }
+        policyReads.append((nodes[Int(i)].policyID, hash))
+        return policyReads.count >= capacity
+    }
+
     /// Replays recorded reads so the list order reflects them.
     @inlinable mutating func applyReads() {
         guard !readLog.isEmpty else { return }
@@ -234,6 +253,16 @@ struct LRUShardState<Key: Hashable, Value> {
 final class LRUShard<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     @usableFromInline let state = Mutex(LRUShardState<Key, Value>())
     @usableFromInline let tailStamp = Atomic<UInt64>(.max)
+    /// Hits buffered for the adaptive policy (written under `state`'s lock;
+    /// read without it to skip empty shards when draining).
+    @usableFromInline let pendingReads = Atomic<Int>(0)
+    /// 128 bytes after the hot fields: shards are allocated one after
+    /// another, and without it a shard's lock word could share a cache line
+    /// (or an adjacent-line prefetch pair) with its neighbour's, so two
+    /// threads on different shards would still bounce one line.
+    @usableFromInline let padding: (Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
+                                    Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64) =
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 
     @inlinable init() {}
 

@@ -10,13 +10,17 @@ public enum MemoryCacheError: Error, Equatable, Sendable {
     case negativeCost(cost: Int)
 }
 
-/// An in-memory level with a byte capacity, an optional count limit, LRU
-/// eviction over the whole level, and optional expiry.
+/// An in-memory level with a byte capacity, an optional count limit, an
+/// eviction policy over the whole level, and optional expiry.
 ///
 /// - Cost is bytes (``CacheCost``, or a closure); the limit is inclusive:
 ///   capacity 300 holds three 100-byte values.
-/// - Reads count as use: every hit moves its entry to most-recently-used
-///   before the next eviction decision.
+/// - ``EvictionPolicy/adaptive`` (the default) is W-TinyLFU with an adaptive
+///   window: a new value may be declined in favour of one requested more
+///   often (``admissionsRejected``). ``EvictionPolicy/lru`` keeps every set and
+///   evicts the least recently used entry.
+/// - Reads count as use: every hit reaches the policy before the next
+///   eviction decision (under contention, some hits may go uncounted).
 /// - Entries live in 16 shards, each behind its own lock, so two threads
 ///   rarely meet. Accesses are stamped with the system's monotonic clock
 ///   (no shared counter to bounce between cores), which orders entries
@@ -32,6 +36,12 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     @usableFromInline let evictionLock = Mutex(())
     @usableFromInline let costOf: @Sendable (Value) -> Int
     @usableFromInline let defaultTTL: Duration?
+    /// The adaptive policy's state (unused under `.lru`); lock order: this, then a shard.
+    @usableFromInline let adaptive: Mutex<AdaptivePolicy<Key>>
+    @usableFromInline let isAdaptive: Bool
+
+    /// How this level chooses what to evict.
+    public let policy: EvictionPolicy
 
     /// The byte capacity (inclusive).
     public let capacity: Int
@@ -45,12 +55,16 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         name: String = "memory",
         capacity: Int,
         countLimit: Int? = nil,
+        policy: EvictionPolicy = .adaptive,
         defaultTTL: Duration? = nil,
         clock: any CacheClock = SystemClock(),
         cost: @escaping @Sendable (Value) -> Int
     ) {
         precondition(capacity >= 0, "capacity must not be negative")
         self.name = name
+        self.policy = policy
+        self.isAdaptive = policy == .adaptive
+        self.adaptive = Mutex(AdaptivePolicy(capacity: capacity, countLimit: countLimit))
         self.capacity = capacity
         self.countLimit = countLimit
         self.defaultTTL = defaultTTL
@@ -63,7 +77,8 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     public var count: Int { entryTotal.load(ordering: .relaxed) }
     /// Bytes currently stored.
     public var totalCost: Int { costTotal.load(ordering: .relaxed) }
-    /// Entries evicted for capacity or count since creation.
+    /// Entries evicted for capacity or count since creation (under `.adaptive`,
+    /// including new entries that admission declined).
     public var evictions: Int { evictionTotal.load(ordering: .relaxed) }
 
     @inlinable
@@ -82,6 +97,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     public func storedEntry(forKey key: Key) -> CacheEntry<Value>? {
         let hashed = HashedKey(key)
         let shard = shard(for: hashed)
+        if isAdaptive { return adaptiveEntry(hashed, in: shard) }
         let (entry, expiredCost) = shard.state.withLock { state -> (CacheEntry<Value>?, Int?) in
             guard let i = state.find(hashed) else { return (nil, nil) }
             let expiresAt = state.nodes[Int(i)].expiresAt
@@ -132,6 +148,10 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         let deadline = expiresAt ?? defaultTTL.map { clock.now().advanced(by: $0) }
         let hashed = HashedKey(key)
         let shard = shard(for: hashed)
+        if isAdaptive {
+            adaptiveStore(value, forKey: hashed, in: shard, cost: cost, deadline: deadline)
+            return
+        }
         let (countDelta, costDelta) = shard.state.withLock { state -> (Int, Int) in
             state.applyReads()
             let stamp = state.nextStamp()
@@ -205,6 +225,10 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     func removeStored(_ key: Key) {
         let hashed = HashedKey(key)
         let shard = shard(for: hashed)
+        if isAdaptive {
+            adaptiveRemove(hashed, in: shard, onlyIfExpiredAt: nil)
+            return
+        }
         let cost = shard.state.withLock { state -> Int? in
             guard let i = state.find(hashed) else { return nil }
             let cost = state.removeNode(i)
@@ -221,9 +245,21 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
 
     /// Removes every entry without suspending.
     public func removeAll() {
+        if isAdaptive {
+            adaptive.withLock { policy in
+                removeAllFromShards()
+                policy.removeAll()
+            }
+        } else {
+            removeAllFromShards()
+        }
+    }
+
+    func removeAllFromShards() {
         for shard in shards {
             let (count, cost) = shard.state.withLock { state -> (Int, Int) in
                 let removed = state.removeAll()
+                shard.pendingReads.store(0, ordering: .relaxed)
                 shard.publishTail(&state)
                 return removed
             }
@@ -233,6 +269,14 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
 
     @discardableResult
     public func removeExpired() async -> Int {
+        if isAdaptive {
+            return adaptive.withLock { policy in removeExpiredFromShards { policy.remove($0) } }
+        }
+        return removeExpiredFromShards { _ in }
+    }
+
+    /// Removes expired entries from every shard, telling `forget` each one's policy id.
+    func removeExpiredFromShards(_ forget: (Int32) -> Void) -> Int {
         let now = clock.now().nanosecondsSince1970
         var removed = 0
         for shard in shards {
@@ -241,6 +285,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
                 for i in state.nodes.indices where state.nodes[i].key != nil {
                     let expires = state.nodes[i].expiresAt
                     if expires != 0 && now >= expires {
+                        forget(state.nodes[i].policyID)
                         cost += state.removeNode(Int32(i))
                         count += 1
                     }
@@ -254,7 +299,8 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         return removed
     }
 
-    /// Keys from most to least recently used (a snapshot; for tests and tools).
+    /// Keys from most to least recently used under `.lru`; under `.adaptive`,
+    /// every key in no particular order (a snapshot; for tests and tools).
     public func keysByRecency() -> [Key] {
         var all: [(UInt64, Key)] = []
         for shard in shards {
@@ -278,10 +324,12 @@ extension MemoryCacheLevel where Value: CacheCost {
         name: String = "memory",
         capacity: Int,
         countLimit: Int? = nil,
+        policy: EvictionPolicy = .adaptive,
         defaultTTL: Duration? = nil,
         clock: any CacheClock = SystemClock()
     ) {
-        self.init(name: name, capacity: capacity, countLimit: countLimit, defaultTTL: defaultTTL, clock: clock) {
+        self.init(name: name, capacity: capacity, countLimit: countLimit, policy: policy,
+                  defaultTTL: defaultTTL, clock: clock) {
             $0.cacheCost
         }
     }

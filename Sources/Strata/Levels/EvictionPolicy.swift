@@ -1,0 +1,12 @@
+/// How a ``MemoryCacheLevel`` chooses what to evict.
+public enum EvictionPolicy: String, Sendable, Hashable, CaseIterable {
+    /// Exact least-recently-used order across the level; every set is kept.
+    case lru
+    /// W-TinyLFU with an adaptive admission window: new entries pass through
+    /// a small LRU window, then must have been requested more often than the
+    /// entry they would displace to enter the main (segmented LRU) region.
+    /// The window's share adapts to the workload by hill climbing. A `set`
+    /// can be declined (it still succeeds; a later get misses), counted in
+    /// ``MemoryCacheLevel/admissionsRejected``.
+    case adaptive
+}

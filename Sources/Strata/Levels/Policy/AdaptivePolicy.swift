@@ -1,0 +1,286 @@
+// Design notes: adaptive W-TinyLFU for the memory level.
+//
+// The level keeps its entries in shards (see LRUShard); this type keeps only
+// the policy's view of them, by id, behind the level's eviction lock:
+//
+//   new entry ──▶ window (LRU) ──overflow──▶ probation ──hit──▶ protected
+//                                               ▲                   │
+//                                               └────overflow───────┘
+//
+// - The window takes every new entry, so a burst of new keys is served while
+//   it is recent. Its share of the capacity is chosen by a hill climber
+//   (`HillClimber`): recency-heavy workloads grow it, frequency-heavy ones
+//   shrink it.
+// - The main region is segmented LRU: probation holds entries seen once in
+//   main, protected (80% of main) those hit again.
+// - When the level is over capacity, entries pushed out of the window
+//   (candidates, at probation's most-recent end) duel probation's least
+//   recent entries (victims): the one the frequency sketch has seen less
+//   often is evicted. A candidate that loses is an admission rejected. A
+//   candidate with a high count is admitted at random one time in 128 even
+//   if it loses, so crafted collisions cannot pin a victim forever.
+// - Sizes are costs: the window, protected region and capacity are measured
+//   in cost units and, with a count limit, in entries too.
+// - Reads reach the policy through lossy per-shard buffers drained under the
+//   eviction lock before every decision, so a single-threaded replay is
+//   deterministic and concurrent readers never take this lock.
+
+/// Where a policy node lives.
+@usableFromInline
+enum PolicyRegion: UInt8, Sendable {
+    case window, probation, protected, free
+}
+
+/// One entry as the policy sees it; `prev` points to less recent entries.
+@usableFromInline
+struct PolicyNode<Key: Hashable>: Sendable where Key: Sendable {
+    @usableFromInline var key: HashedKey<Key>?
+    @usableFromInline var cost: Int
+    @usableFromInline var region: PolicyRegion
+    @usableFromInline var prev: Int32 = -1
+    @usableFromInline var next: Int32 = -1
+
+    @inlinable init(key: HashedKey<Key>, cost: Int, region: PolicyRegion) {
+        self.key = key
+        self.cost = cost
+        self.region = region
+    }
+}
+
+/// An access-ordered list of policy nodes with its totals: `first` is least recent.
+@usableFromInline
+struct PolicyList: Sendable {
+    @usableFromInline var first: Int32 = -1
+    @usableFromInline var last: Int32 = -1
+    @usableFromInline var cost = 0
+    @usableFromInline var count = 0
+    @inlinable init() {}
+}
+
+/// The W-TinyLFU policy state of one memory level (see the notes above).
+@usableFromInline
+struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
+    @usableFromInline var nodes: [PolicyNode<Key>] = []
+    @usableFromInline var free: [Int32] = []
+    @usableFromInline var window = PolicyList()
+    @usableFromInline var probation = PolicyList()
+    @usableFromInline var protected = PolicyList()
+    @usableFromInline var sketch: FrequencySketch
+    @usableFromInline var climber = HillClimber()
+    @usableFromInline let capacity: Int
+    @usableFromInline let countLimit: Int?
+    @usableFromInline var admissionsRejected = 0
+    @usableFromInline var random: UInt64 = 0x2545_F491_4F6C_DD1D
+
+    @inlinable init(capacity: Int, countLimit: Int?) {
+        self.capacity = capacity
+        self.countLimit = countLimit
+        sketch = FrequencySketch(entries: min(countLimit ?? capacity, 1024))
+    }
+
+    @inlinable var totalCost: Int { window.cost + probation.cost + protected.cost }
+    @inlinable var totalCount: Int { window.count + probation.count + protected.count }
+    @inlinable var overLimits: Bool {
+        totalCost > capacity || (countLimit.map { totalCount > $0 } ?? false)
+    }
+
+    @inlinable func exceeds(_ list: PolicyList, share: Double) -> Bool {
+        Double(list.cost) > share * Double(capacity)
+            || (countLimit.map { Double(list.count) > share * Double($0) } ?? false)
+    }
+
+    @inlinable var protectedShare: Double { (1 - climber.share) * 0.8 }
+
+    // MARK: Lists
+
+    @inlinable mutating func withList<R>(_ region: PolicyRegion, _ body: (inout PolicyList) -> R) -> R {
+        switch region {
+        case .window: return body(&window)
+        case .probation: return body(&probation)
+        case .protected, .free: return body(&protected)
+        }
+    }
+
+    @inlinable mutating func unlink(_ id: Int32) {
+        let node = nodes[Int(id)]
+        if node.prev >= 0 { nodes[Int(node.prev)].next = node.next }
+        if node.next >= 0 { nodes[Int(node.next)].prev = node.prev }
+        withList(node.region) { list in
+            if list.first == id { list.first = node.next }
+            if list.last == id { list.last = node.prev }
+            list.cost -= node.cost
+            list.count -= 1
+        }
+        nodes[Int(id)].prev = -1
+        nodes[Int(id)].next = -1
+    }
+
+    /// Appends `id` as the most recent entry of `region`.
+    @inlinable mutating func append(_ id: Int32, to region: PolicyRegion) {
+        nodes[Int(id)].region = region
+        let cost = nodes[Int(id)].cost
+        let last = withList(region) { list -> Int32 in
+            let last = list.last
+            if list.first < 0 { list.first = id }
+            list.last = id
+            list.cost += cost
+            list.count += 1
+            return last
+        }
+        nodes[Int(id)].prev = last
+        nodes[Int(id)].next = -1
+        if last >= 0 { nodes[Int(last)].next = id }
+    }
+
+    // MARK: Events
+
+    /// A new entry: it enters the window. Returns its id.
+    @inlinable mutating func insert(_ key: HashedKey<Key>, cost: Int) -> Int32 {
+        let node = PolicyNode(key: key, cost: cost, region: .window)
+        let id: Int32
+        if let reused = free.popLast() {
+            id = reused
+            nodes[Int(id)] = node
+        } else {
+            id = Int32(nodes.count)
+            nodes.append(node)
+        }
+        append(id, to: .window)
+        sketch.ensureCapacity(totalCount)
+        sketch.increment(key.hash)
+        climber.recordMiss()
+        return id
+    }
+
+    /// A hit on `id` (recorded by a reader; `hash` guards against a reused id).
+    @inlinable mutating func access(_ id: Int32, hash: Int) {
+        guard Int(id) < nodes.count, let key = nodes[Int(id)].key, key.hash == hash else { return }
+        sketch.increment(hash)
+        climber.recordHit()
+        touch(id)
+    }
+
+    /// Moves `id` to the most recent end of its region (promoting from probation).
+    @inlinable mutating func touch(_ id: Int32) {
+        let region = nodes[Int(id)].region
+        guard region != .free else { return }
+        unlink(id)
+        switch region {
+        case .window: append(id, to: .window)
+        case .probation, .protected:
+            append(id, to: .protected)
+            demoteProtectedOverflow()
+        case .free: break
+        }
+    }
+
+    /// The value of `id` was replaced: its cost changes and it counts as a use.
+    @inlinable mutating func update(_ id: Int32, cost: Int) {
+        guard Int(id) < nodes.count, nodes[Int(id)].region != .free else { return }
+        let delta = cost - nodes[Int(id)].cost
+        nodes[Int(id)].cost = cost
+        withList(nodes[Int(id)].region) { $0.cost += delta }
+        if let hash = nodes[Int(id)].key?.hash { sketch.increment(hash) }
+        touch(id)
+    }
+
+    /// Forgets `id` (removed, expired or evicted).
+    @inlinable mutating func remove(_ id: Int32) {
+        guard nodes[Int(id)].region != .free else { return }
+        unlink(id)
+        nodes[Int(id)].key = nil
+        nodes[Int(id)].region = .free
+        free.append(id)
+    }
+
+    @inlinable mutating func removeAll() {
+        let kept = (sketch, climber, admissionsRejected)
+        self = AdaptivePolicy(capacity: capacity, countLimit: countLimit)
+        (sketch, climber, admissionsRejected) = kept
+    }
+
+    @inlinable mutating func demoteProtectedOverflow() {
+        while protected.count > 1 && exceeds(protected, share: protectedShare) {
+            let id = protected.first
+            unlink(id)
+            append(id, to: .probation)
+        }
+    }
+
+    // MARK: Eviction
+
+    /// Removes entries until the level is within its limits and calls
+    /// `evicted` with each one's key and cost, least wanted first. Call it
+    /// after every insert: it also moves the window's overflow to probation.
+    @inlinable mutating func evict(_ evicted: (HashedKey<Key>, Int) -> Void) {
+        if climber.climb(sampleSize: 5 * max(totalCount, 16)) { demoteProtectedOverflow() }
+        // Window overflow becomes candidates at probation's most recent end.
+        var candidates = 0
+        while window.count > 0 && exceeds(window, share: climber.share) {
+            let id = window.first
+            unlink(id)
+            append(id, to: .probation)
+            candidates += 1
+        }
+        guard overLimits else { return }
+        // Candidates are walked from the newest arrival in probation back,
+        // then through the window from its least recent entry; victims from
+        // probation's least recent entry on, then protected's, then window's.
+        var candidate = candidates > 0 ? probation.last : window.first
+        var victim = probation.first
+        var victimRegion = PolicyRegion.probation
+        while overLimits {
+            if (victim < 0 || victim == candidate) && victimRegion == .probation {
+                // Probation holds only candidates now: the next one duels protected.
+                victimRegion = .protected
+                victim = protected.first
+                continue
+            }
+            if victim < 0 && victimRegion == .protected {
+                victimRegion = .window
+                victim = window.first
+                continue
+            }
+            if victim < 0 && candidate < 0 { return }
+            let id: Int32
+            if victim < 0 || candidate < 0 || victim == candidate {
+                id = victim < 0 ? candidate : victim
+            } else if admit(candidate, over: victim) {
+                id = victim
+            } else {
+                id = candidate
+                admissionsRejected += 1
+            }
+            if id == candidate {
+                if nodes[Int(id)].region == .probation {
+                    candidates -= 1
+                    candidate = candidates > 0 ? nodes[Int(id)].prev : window.first
+                } else {
+                    candidate = nodes[Int(id)].next
+                }
+            }
+            if id == victim { victim = nodes[Int(id)].next }
+            drop(id, evicted)
+        }
+    }
+
+    @inlinable mutating func drop(_ id: Int32, _ evicted: (HashedKey<Key>, Int) -> Void) {
+        let key = nodes[Int(id)].key
+        let cost = nodes[Int(id)].cost
+        remove(id)
+        if let key { evicted(key, cost) }
+    }
+
+    /// Whether `candidate` should replace `victim`: it was seen more often.
+    @inlinable mutating func admit(_ candidate: Int32, over victim: Int32) -> Bool {
+        guard let c = nodes[Int(candidate)].key, let v = nodes[Int(victim)].key else { return true }
+        let candidateCount = sketch.frequency(c.hash)
+        let victimCount = sketch.frequency(v.hash)
+        if candidateCount > victimCount { return true }
+        if candidateCount < 6 { return false }
+        random ^= random << 13
+        random ^= random >> 7
+        random ^= random << 17
+        return random & 127 == 0
+    }
+}

@@ -1,0 +1,15 @@
+/// How a trace file's lines are read.
+public enum TraceFormat: String, Sendable, CaseIterable {
+    /// Decided by the first request line: a comma means ``csv``, an integer
+    /// means ``lirs``, anything else ``keys``.
+    case auto
+    /// The LIRS format of Caffeine's simulator: one integer key per line;
+    /// blank lines and `*` lines are skipped.
+    case lirs
+    /// One key per line, any text (surrounding spaces trimmed); blank lines skipped.
+    case keys
+    /// `key[,size]` per line, no quoting. With sizes, every line has one and
+    /// capacities are in bytes. A first line whose size is not a number
+    /// (`key,size`) is a header and is skipped.
+    case csv
+}

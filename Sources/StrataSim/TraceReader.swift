@@ -1,0 +1,124 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads trace files: LIRS, one key per line, or CSV `key[,size]`, plain or
+/// gzip-compressed (recognised by its magic bytes, whatever the file name).
+///
+/// Gzip goes through the system's `gzip -dc`, so no compression library is
+/// linked. Integer keys (LIRS) are used as they are; text keys (``TraceFormat/keys``,
+/// ``TraceFormat/csv``) are numbered in order of first appearance.
+///
+/// Every failure is a ``TraceError`` naming the file (and the line, for a bad
+/// line); no input makes the reader trap.
+public struct TraceReader: Sendable {
+    /// How lines are read.
+    public var format: TraceFormat
+
+    /// A reader for `format` (by default, detected from the first request line).
+    public init(format: TraceFormat = .auto) {
+        self.format = format
+    }
+
+    /// Reads the trace at `path`; the error messages name `path` as given.
+    public func read(path: String) throws -> Trace {
+        let bytes = try Self.readFile(path)
+        let text = Self.isGzip(bytes) ? try Self.gunzip(path) : bytes
+        return try parse(text, file: path, name: Self.displayName(path))
+    }
+
+    /// Parses already decompressed trace text; `file` names the source in errors.
+    public func parse(_ bytes: [UInt8], file: String, name: String? = nil) throws -> Trace {
+        var parser = TraceLineParser(file: file, format: format)
+        var lineNumber = 0
+        var start = 0
+        while start < bytes.count {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+            lineNumber += 1
+            try parser.consume(bytes[start..<end], line: lineNumber)
+            start = end + 1
+        }
+        return try parser.finish(name: name ?? Self.displayName(file))
+    }
+
+    /// `multi1.trace.gz` → `multi1`: the file name without directories and
+    /// without `.gz`, `.trace`, `.lirs`, `.csv`, `.txt`.
+    public static func displayName(_ path: String) -> String {
+        var name = path.split(separator: "/").last.map(String.init) ?? path
+        for suffix in [".gz", ".trace", ".lirs", ".csv", ".txt"] where name.hasSuffix(suffix) && name.count > suffix.count {
+            name.removeLast(suffix.count)
+        }
+        return name
+    }
+
+    static func isGzip(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B
+    }
+
+    /// The whole file, or a ``TraceError`` saying why not.
+    static func readFile(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { throw TraceError.missing(file: path) }
+            throw TraceError.unreadable(file: path, reason: String(cString: strerror(code)))
+        }
+        defer { close(fd) }
+        var info = stat()
+        if fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
+            throw TraceError.unreadable(file: path, reason: "it is a directory")
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw TraceError.unreadable(file: path, reason: String(cString: strerror(errno)))
+            }
+            if n == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    /// Decompresses `path` with `gzip -dc`.
+    static func gunzip(_ path: String) throws -> [UInt8] {
+        guard let gzip = findExecutable("gzip") else {
+            throw TraceError.badGzip(file: path, reason: "gzip is not on PATH (it is needed to decompress)")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: gzip)
+        process.arguments = ["-dc", "--", path]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch {
+            throw TraceError.badGzip(file: path, reason: "cannot run \(gzip): \(error)")
+        }
+        // gzip writes at most a line or two to stderr, far below a pipe's
+        // buffer, so draining stdout first cannot deadlock.
+        let data = (try? output.fileHandleForReading.readToEnd()) ?? Data()
+        let message = (try? errors.fileHandleForReading.readToEnd()) ?? Data()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            var reason = String(decoding: message, as: UTF8.self)
+                .split(separator: "\n").last.map(String.init) ?? "gzip exited with status \(process.terminationStatus)"
+            // "gzip: FILE: unexpected end of file" → "unexpected end of file"
+            if let range = reason.range(of: "\(path): ") { reason = String(reason[range.upperBound...]) }
+            if reason.hasPrefix("gzip: ") { reason.removeFirst("gzip: ".count) }
+            throw TraceError.badGzip(file: path, reason: reason)
+        }
+        return [UInt8](data)
+    }
+
+    static func findExecutable(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for directory in path.split(separator: ":") {
+            let candidate = "\(directory)/\(name)"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+}

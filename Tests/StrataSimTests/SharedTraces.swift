@@ -1,0 +1,46 @@
+import Foundation
+import StrataSim
+
+/// The LIRS traces shared next to the checkout (`../shared/traces`, or
+/// `$STRATA_TRACES`). A missing trace fails the test with this message rather
+/// than skipping it.
+enum SharedTraces {
+    static var directory: String {
+        if let override = ProcessInfo.processInfo.environment["STRATA_TRACES"] { return override }
+        let package = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return package.deletingLastPathComponent().appendingPathComponent("shared/traces").path
+    }
+
+    static func path(_ name: String) -> String { "\(directory)/\(name).trace.gz" }
+
+    static func load(_ name: String) throws -> Trace {
+        let path = path(name)
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw MissingTrace(description: "\(path) not found: put the LIRS traces there or set STRATA_TRACES")
+        }
+        return try TraceReader().read(path: path)
+    }
+
+    struct MissingTrace: Error, CustomStringConvertible { let description: String }
+}
+
+/// Writes `text` (or bytes) to a fresh temporary file and returns its path.
+func temporaryFile(_ contents: String, suffix: String = ".trace") -> String {
+    temporaryFile(bytes: Array(contents.utf8), suffix: suffix)
+}
+
+func temporaryFile(bytes: [UInt8], suffix: String = ".trace") -> String {
+    let path = NSTemporaryDirectory() + "strata-sim-\(UUID().uuidString.prefix(8))\(suffix)"
+    _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+    return path
+}
+
+/// Hits of a policy kind over a trace at one size.
+func hits(_ kind: PolicyKind, _ trace: Trace, size: Int) -> Int {
+    Simulator(policies: [kind], sizes: [size]).run(trace)[0].hits
+}
+
+func percent(_ kind: PolicyKind, _ trace: Trace, size: Int) -> Double {
+    100 * Double(hits(kind, trace, size: size)) / Double(trace.count)
+}

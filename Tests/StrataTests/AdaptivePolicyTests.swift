@@ -1,0 +1,198 @@
+import Foundation
+@testable import Strata
+import Testing
+
+/// The frequency sketch behind `.adaptive` admission.
+@Suite struct FrequencySketchTests {
+    @Test func countsSaturateAtFifteen() {
+        var sketch = FrequencySketch(entries: 1024)
+        #expect(sketch.frequency(42) == 0)
+        for expected in 1...15 {
+            sketch.increment(42)
+            #expect(sketch.frequency(42) == expected)
+        }
+        sketch.increment(42)
+        #expect(sketch.frequency(42) == 15)
+        #expect(sketch.frequency(43) <= 1, "a collision can only over-estimate, and barely at this load")
+    }
+
+    @Test func halvesEveryCounterAfterItsSample() {
+        var sketch = FrequencySketch(entries: 16)
+        for _ in 0..<9 { sketch.increment(7) }
+        for _ in 0..<3 { sketch.increment(8) }
+        let before7 = sketch.frequency(7), before8 = sketch.frequency(8)
+        sketch.halve()
+        #expect(sketch.frequency(7) == before7 / 2)
+        #expect(sketch.frequency(8) == before8 / 2)
+        // Reaching the sample size halves on its own.
+        var aging = FrequencySketch(entries: 16)
+        for _ in 0..<12 { aging.increment(1) }
+        var other = 1_000
+        while aging.additions > 0 && aging.frequency(1) > 6 {
+            aging.increment(other)
+            other += 1
+        }
+        #expect(aging.frequency(1) <= 7, "aged by halving")
+        #expect(aging.sampleSize == 10 * aging.capacity)
+    }
+}
+
+@Suite struct AdaptiveMemoryLevelTests {
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// A skewed request stream with scans mixed in.
+    func requests(seed: UInt64, count: Int, keySpace: Int) -> [Int] {
+        var random = SplitMix(state: seed)
+        return (0..<count).map { i in
+            if i % 1000 < 150 { return keySpace + i }  // a scan of never-repeated keys
+            let u = Double.random(in: 0..<1, using: &random)
+            return Int(pow(u, 3) * Double(keySpace))
+        }
+    }
+
+    /// Replays get-or-set; returns the hit pattern.
+    func replay(_ keys: [Int], on level: MemoryCacheLevel<Int, Int>) throws -> [Bool] {
+        try keys.map { key in
+            if level.value(forKey: key) != nil { return true }
+            try level.store(key, forKey: key)
+            return false
+        }
+    }
+
+    @Test func isTheDefault() {
+        let level = MemoryCacheLevel<Int, Int>(capacity: 10) { _ in 1 }
+        #expect(level.policy == .adaptive)
+        #expect(level.windowShare != nil)
+        #expect(MemoryCacheLevel<Int, Int>(capacity: 10, policy: .lru) { _ in 1 }.windowShare == nil)
+    }
+
+    @Test func singleThreadedReplayIsDeterministic() throws {
+        let keys = requests(seed: 9, count: 30_000, keySpace: 3_000)
+        let first = MemoryCacheLevel<Int, Int>(capacity: 300) { _ in 1 }
+        let second = MemoryCacheLevel<Int, Int>(capacity: 300) { _ in 1 }
+        let a = try replay(keys, on: first), b = try replay(keys, on: second)
+        #expect(a == b)
+        #expect(first.admissionsRejected == second.admissionsRejected)
+        #expect(first.windowShare == second.windowShare)
+        #expect(first.evictions == second.evictions)
+    }
+
+    @Test func resistsAScanThatFlushesLRU() throws {
+        func hotHits(_ policy: EvictionPolicy) throws -> Int {
+            let level = MemoryCacheLevel<Int, Int>(capacity: 100, policy: policy) { _ in 1 }
+            for _ in 0..<5 { _ = try replay(Array(0..<80), on: level) }  // a hot set, seen often
+            _ = try replay(Array(1_000..<1_500), on: level)  // a one-time scan
+            return try replay(Array(0..<80), on: level).filter { $0 }.count
+        }
+        #expect(try hotHits(.lru) == 0)
+        #expect(try hotHits(.adaptive) >= 75)
+    }
+
+    @Test func countLimitIsNeverExceeded() throws {
+        let level = MemoryCacheLevel<Int, Int>(capacity: 1_000_000, countLimit: 50) { $0 % 7 + 1 }
+        var random = SplitMix(state: 3)
+        for _ in 0..<20_000 {
+            let key = Int.random(in: 0..<400, using: &random)
+            if level.value(forKey: key) == nil { try level.store(key, forKey: key) }
+            #expect(level.count <= 50)
+        }
+        #expect(level.count == 50)
+    }
+
+    @Test func admissionWeighsByteCost() async throws {
+        let level = MemoryCacheLevel<String, Data>(capacity: 1_000)
+        for round in 0..<4 {
+            for key in 0..<10 {
+                if round == 0 { try await level.set(Data(count: 100), forKey: "hot\(key)") }
+                _ = level.value(forKey: "hot\(key)")
+            }
+        }
+        #expect(level.totalCost == 1_000)
+        // A large newcomer seen once loses to the often-read entries it would displace.
+        try await level.set(Data(count: 500), forKey: "big")
+        #expect(level.value(forKey: "big") == nil, "declined, yet the set succeeded")
+        #expect(level.admissionsRejected >= 1)
+        #expect(level.totalCost <= 1_000)
+        #expect((0..<10).allSatisfy { level.value(forKey: "hot\($0)") != nil })
+        // Asked for often enough, it is admitted.
+        for _ in 0..<12 { try await level.set(Data(count: 500), forKey: "big") }
+        #expect(level.value(forKey: "big")?.count == 500)
+        #expect(level.totalCost <= 1_000)
+    }
+
+    @Test func expiredEntriesLeaveThePolicyToo() async throws {
+        let clock = TestClock()
+        let level = MemoryCacheLevel<Int, Int>(capacity: 10, clock: clock) { _ in 1 }
+        for key in 0..<10 { try await level.set(key, forKey: key, ttl: .seconds(1)) }
+        clock.advance(by: .seconds(1))
+        #expect(level.value(forKey: 3) == nil)
+        #expect(level.count == 9)
+        #expect(await level.removeExpired() == 9)
+        #expect(level.count == 0 && level.totalCost == 0)
+        for key in 20..<30 { try level.store(key, forKey: key) }
+        #expect(level.count == 10 && level.evictions == 0, "the policy holds nothing expired")
+    }
+
+    /// Random sets, removes and gets: a hit returns the last value set, a
+    /// removed key misses, the totals match the stored entries and the limits hold.
+    @Test(arguments: [(1, 40, 120), (2, 300, 900), (3, 2_000, 2_500)])
+    func modelInvariants(seed: UInt64, capacity: Int, keySpace: Int) async throws {
+        var random = SplitMix(state: seed)
+        let level = MemoryCacheLevel<Int, Int>(capacity: capacity * 3) { $0 % 5 + 1 }
+        var last: [Int: Int] = [:]
+        for step in 0..<20_000 {
+            let key = Int.random(in: 0..<keySpace, using: &random)
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<4:
+                let value = key * 10 + step % 7
+                try level.store(value, forKey: key)
+                last[key] = value
+            case 4:
+                try await level.remove(key)
+                last[key] = nil
+            default:
+                if let value = level.value(forKey: key) {
+                    #expect(value == last[key], "step \(step) key \(key)")
+                }
+            }
+            #expect(level.totalCost <= capacity * 3)
+        }
+        let present = (0..<keySpace).compactMap { level.value(forKey: $0) }
+        #expect(present.count == level.count)
+        #expect(present.reduce(0) { $0 + $1 % 5 + 1 } == level.totalCost)
+    }
+
+    @Test(arguments: [EvictionPolicy.lru, .adaptive])
+    func concurrentGetsAndSetsKeepTheInvariants(policy: EvictionPolicy) async throws {
+        let level = MemoryCacheLevel<Int, Int>(capacity: 2_000, countLimit: 300, policy: policy) { $0 % 13 + 1 }
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for i in 0..<4_000 {
+                        let key = (i * 31 + worker * 7) % 1_000
+                        switch i % 5 {
+                        case 0, 1: try? level.store(key * 2, forKey: key)
+                        case 2: try? await level.remove(key)
+                        default:
+                            if let value = level.value(forKey: key) { #expect(value == key * 2) }
+                        }
+                    }
+                }
+            }
+        }
+        #expect(level.totalCost <= 2_000)
+        #expect(level.count <= 300)
+        let present = (0..<1_000).filter { level.value(forKey: $0) != nil }
+        #expect(present.count == level.count)
+        #expect(present.reduce(0) { $0 + ($1 * 2) % 13 + 1 } == level.totalCost)
+    }
+}
