@@ -47,7 +47,7 @@ public struct PolicyKind: Sendable {
 
     /// Adaptive W-TinyLFU: the real memory level with ``EvictionPolicy/adaptive``.
     public static let adaptive = PolicyKind(
-        name: "adaptive", summary: "adaptive W-TinyLFU (MemoryCacheLevel, policy: .adaptive, the default)"
+        name: "adaptive", summary: "adaptive W-TinyLFU (MemoryCacheLevel, policy: .adaptive)"
     ) {
         MemoryLevelPolicy(.adaptive, capacity: $0.capacity, sized: $0.trace.isSized)
     }

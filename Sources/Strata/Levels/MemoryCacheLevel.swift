@@ -55,7 +55,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         name: String = "memory",
         capacity: Int,
         countLimit: Int? = nil,
-        policy: EvictionPolicy = .adaptive,
+        policy: EvictionPolicy = .lru,
         defaultTTL: Duration? = nil,
         clock: any CacheClock = SystemClock(),
         cost: @escaping @Sendable (Value) -> Int
@@ -324,7 +324,7 @@ extension MemoryCacheLevel where Value: CacheCost {
         name: String = "memory",
         capacity: Int,
         countLimit: Int? = nil,
-        policy: EvictionPolicy = .adaptive,
+        policy: EvictionPolicy = .lru,
         defaultTTL: Duration? = nil,
         clock: any CacheClock = SystemClock()
     ) {
