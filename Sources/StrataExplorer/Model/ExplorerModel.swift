@@ -94,7 +94,8 @@ public final class ExplorerModel: Sendable {
                 entries: level.entries(), countLimit: level.countLimit, bytes: level.bytes(),
                 capacity: level.capacityBytes, sparkline: history.sparkline, lastError: level.statistics.lastError,
                 toggleNumber: level.toggle.flatMap { toggle in pipeline.toggles.firstIndex { $0 === toggle } }.map { $0 + 1 },
-                configuration: level.spec.paneConfiguration
+                configuration: [level.spec.paneConfiguration, level.liveConfiguration?() ?? ""]
+                    .filter { !$0.isEmpty }.joined(separator: " · ")
             )
         }
     }

@@ -13,6 +13,9 @@ public struct LiveLevel: Sendable {
     public let bytes: @Sendable () -> Int?
     public let capacityBytes: Int?
     public let countLimit: Int?
+    /// Live settings the title shows beside the spec's (an adaptive memory
+    /// level's window share and declined sets).
+    public var liveConfiguration: (@Sendable () -> String)? = nil
 }
 
 /// Errors building a pipeline from a spec.
@@ -69,10 +72,17 @@ public final class Pipeline: Sendable {
     static func build(_ spec: LevelSpec, toggle: Toggle?, temporary: inout [URL]) throws -> LiveLevel {
         switch spec.kind {
         case .memory(let capacity, let countLimit):
-            let memory = MemoryCacheLevel<String, Data>(name: spec.name, capacity: capacity,
-                                                         countLimit: countLimit, defaultTTL: spec.ttl)
-            return finish(spec, memory, toggle: toggle, entries: { memory.count }, bytes: { memory.totalCost },
-                          capacity: capacity, countLimit: countLimit)
+            let memory = MemoryCacheLevel<String, Data>(name: spec.name, capacity: capacity, countLimit: countLimit,
+                                                         policy: spec.policy ?? .lru, defaultTTL: spec.ttl)
+            var live = finish(spec, memory, toggle: toggle, entries: { memory.count }, bytes: { memory.totalCost },
+                              capacity: capacity, countLimit: countLimit)
+            if memory.policy == .adaptive {
+                live.liveConfiguration = {
+                    let window = memory.windowShare.map { String(format: "window %.0f%%", $0 * 100) } ?? ""
+                    return window + " · declined \(memory.admissionsRejected)"
+                }
+            }
+            return live
         case .disk(let path, let capacity):
             let directory: URL
             if let path {

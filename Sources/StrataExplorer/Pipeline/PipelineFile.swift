@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 import Yams
 
 /// A problem in a pipeline file, with where it is.
@@ -20,7 +21,7 @@ public struct PipelineFileError: Error, Equatable, CustomStringConvertible {
 /// Reads pipeline files (YAML). See `Examples/pipeline.yaml` and the README.
 public enum PipelineFile {
     static let levelFields: [String: Set<String>] = [
-        "memory": ["capacity", "count"],
+        "memory": ["capacity", "count", "policy"],
         "disk": ["path", "capacity"],
         "origin": ["latency", "jitter", "failure-rate", "value-size"],
         "http": ["base-url", "timeout"],
@@ -194,6 +195,13 @@ public enum PipelineFile {
             throw PipelineFileError(file: file, line: fields["condition"]?.mark?.line, field: "\(path).condition",
                                     message: "a toggle name is one word, got \"\(condition)\"")
         }
+        let policy = try value("policy") { node -> EvictionPolicy in
+            guard let text = node.string, let policy = EvictionPolicy(rawValue: text.lowercased()) else {
+                throw PipelineFileError(file: file, line: node.mark?.line, field: "\(path).policy",
+                                        message: "expected lru or adaptive, got \"\(node.string ?? "?")\"")
+            }
+            return policy
+        }
         return LevelSpec(
             name: try text("name") ?? (index == 0 ? "L1" : "\(kind)\(index + 1)"),
             kind: levelKind,
@@ -201,6 +209,7 @@ public enum PipelineFile {
             pooled: pooled ?? false,
             capRequests: try integer("cap-requests", range: 1...100_000),
             condition: condition,
+            policy: policy,
             line: node.mark?.line
         )
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 
 /// A pipeline as described by a file: levels top to bottom.
 public struct PipelineSpec: Equatable, Sendable {
@@ -44,11 +45,14 @@ public struct LevelSpec: Equatable, Sendable {
     public var capRequests: Int?
     /// The name of the toggle that switches this level on and off.
     public var condition: String?
+    /// A memory level's eviction policy (`nil`: the library's default).
+    public var policy: EvictionPolicy?
     /// The line the level starts on in its file (for messages).
     public var line: Int?
 
     public init(name: String, kind: Kind, ttl: Duration? = nil, pooled: Bool = false,
-                capRequests: Int? = nil, condition: String? = nil, line: Int? = nil) {
+                capRequests: Int? = nil, condition: String? = nil, policy: EvictionPolicy? = nil, line: Int? = nil) {
+        self.policy = policy
         self.name = name
         self.kind = kind
         self.ttl = ttl
@@ -61,6 +65,7 @@ public struct LevelSpec: Equatable, Sendable {
     /// `disk · pooled · ttl 5m · cond:disk-on`
     public var summary: String {
         var parts = [kind.label]
+        if let policy { parts.append(policy.rawValue) }
         if pooled { parts.append("pooled") }
         if let capRequests { parts.append("cap \(capRequests)") }
         if let ttl { parts.append("ttl \(Units.format(ttl))") }

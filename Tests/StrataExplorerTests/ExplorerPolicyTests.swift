@@ -1,0 +1,49 @@
+import Foundation
+import Strata
+@testable import StrataExplorer
+import Testing
+
+/// A pipeline file chooses a memory level's eviction policy; the pane names it
+/// and shows an adaptive level's window share and declined sets.
+@Suite struct ExplorerPolicyTests {
+    static let file = """
+    name: policies
+    levels:
+      - name: L1
+        kind: memory
+        capacity: 4KiB
+        policy: adaptive
+      - name: L2
+        kind: memory
+        capacity: 64KiB
+        policy: lru
+      - name: origin
+        kind: origin
+        latency: 0ms
+        value-size: 100
+    """
+
+    @Test func aPipelineFileChoosesThePolicyAndThePaneShowsIt() async throws {
+        let spec = try PipelineFile.parse(Self.file, file: "policies.yaml")
+        #expect(spec.levels.map(\.policy) == [.adaptive, .lru, nil])
+        let model = ExplorerModel(pipeline: try Pipeline(spec))
+        defer { model.shutdown() }
+        // More distinct keys than L1 holds, so admission has to decide.
+        for i in 0..<200 { _ = await model.execute(.get(key: "k\(i % 120)")) }
+        let panes = model.panes()
+        #expect(panes[0].summary.hasPrefix("memory · adaptive"))
+        #expect(panes[1].summary.hasPrefix("memory · lru"))
+        #expect(panes[0].configuration.contains("window ") && panes[0].configuration.contains("declined "),
+                "L1: \(panes[0].configuration)")
+        #expect(!panes[1].configuration.contains("declined"))
+    }
+
+    @Test func anUnknownPolicyIsAnErrorNamingFileAndLine() {
+        let bad = Self.file.replacingOccurrences(of: "policy: lru", with: "policy: fifo")
+        #expect {
+            try PipelineFile.parse(bad, file: "policies.yaml")
+        } throws: { error in
+            "\(error)".contains("policies.yaml:10") && "\(error)".contains("expected lru or adaptive, got \"fifo\"")
+        }
+    }
+}
