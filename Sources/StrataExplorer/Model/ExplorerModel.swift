@@ -56,14 +56,35 @@ public final class ExplorerModel: Sendable {
         listenForInvalidations()
     }
 
+    /// Keys this explorer set or removed, and when (for labelling echoes).
+    private let ownWrites = Mutex<[String: ContinuousClock.Instant]>([:])
+
+    private func noteOwnWrite(_ key: String) {
+        let now = ContinuousClock.now
+        ownWrites.withLock { writes in
+            writes[key] = now
+            if writes.count > 1024 { writes = writes.filter { now - $0.value < .seconds(2) } }
+        }
+    }
+
+    private func wroteRecently(_ key: String) -> Bool {
+        ownWrites.withLock { $0[key].map { ContinuousClock.now - $0 < .seconds(2) } ?? false }
+    }
+
     /// Logs every change a shared level (Redis, a disk directory other
     /// processes write) hears of, as the levels above drop the key.
     private func listenForInvalidations() {
         for level in pipeline.levels {
             let name = level.spec.name
+            // Redis reports this process's own writes too; a disk level does not.
+            let echoesOwnWrites = if case .redis = level.spec.kind { true } else { false }
             level.cache.addInvalidationListener { [weak self] invalidation in
                 switch invalidation {
-                case .key(let key): self?.log("invalidated \(key) (by another client, via \(name))")
+                case .key(let key):
+                    // A shared store may echo this explorer's own write back
+                    // (Redis reports every write); say which it was.
+                    let own = echoesOwnWrites && (self?.wroteRecently(key) ?? false)
+                    self?.log("invalidated \(key) (\(own ? "echo of this explorer's write" : "by another client"), via \(name))")
                 case .all: self?.log("\(name): levels above flushed (store flushed or contact lost)")
                 }
             }
@@ -176,6 +197,7 @@ public final class ExplorerModel: Sendable {
             do {
                 // Only the levels that count entries can say whether they held the key.
                 let before = pipeline.levels.map { $0.entries() }
+                noteOwnWrite(key)
                 try await pipeline.cache.remove(key)
                 let counted = zip(pipeline.levels, before).filter { $0.1 != nil }
                 let holders = counted.filter { level, count in (level.entries() ?? 0) < (count ?? 0) }.map(\.0.spec.name)
@@ -356,6 +378,7 @@ public final class ExplorerModel: Sendable {
     private func set(_ key: String, _ value: String) async -> CommandOutcome {
         let data = Data(value.utf8)
         do {
+            noteOwnWrite(key)
             try await pipeline.cache.set(data, forKey: key)
             log("set \(key) (\(data.count) bytes) → stored in every level")
             return CommandOutcome("set \(key): \(data.count) bytes stored")
