@@ -68,6 +68,8 @@ import Testing
         }
         #expect(bAfter.contains("invalidated user:7 (by another client, via redis)"), "b:\n\(bAfter)")
         #expect(EndToEndTests.pane("L1", in: bAfter).contains("entries 0"), "b:\n\(bAfter)")
+        let bCounts = await Self.waitFor(tmux, "b") { $0.contains("invalidations \(invalidations(bAfter))") }
+        #expect(bCounts.contains("╭─ redis · invalidations \(invalidations(bAfter)) · flushes "), "b:\n\(bCounts)")
         // Redis reports a's own write back to a too: its log calls it an echo.
         let aAfter = await Self.waitFor(tmux, "a") { $0.contains("invalidated user:7 (echo of this explorer's write, via redis)") }
         #expect(aAfter.contains("invalidated user:7 (echo of this explorer's write, via redis)"), "a:\n\(aAfter)")

@@ -119,7 +119,12 @@ public final class Pipeline: Sendable {
             } catch {
                 throw PipelineBuildError(level: spec.name, message: "\(error)")
             }
-            return finish(spec, redis, toggle: toggle, entries: { nil }, bytes: { nil }, capacity: nil, countLimit: nil)
+            var live = finish(spec, redis, toggle: toggle, entries: { nil }, bytes: { nil }, capacity: nil, countLimit: nil)
+            live.liveConfiguration = {
+                "invalidations \(redis.invalidationsReceived) · flushes \(redis.nearCacheFlushes)"
+                    + (redis.isReceivingInvalidations ? "" : " · not subscribed")
+            }
+            return live
         }
     }
 
