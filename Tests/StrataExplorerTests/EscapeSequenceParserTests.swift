@@ -3,7 +3,7 @@ import Testing
 
 /// D3: escape sequences are read whole; unknown ones are dropped whole.
 @Suite struct EscapeSequenceParserTests {
-    static func keys(_ text: String, endOfInput: Bool = true) -> [Key] {
+    static func keys(_ text: String, endOfInput: Bool = true) -> [KeyPress] {
         var parser = EscapeSequenceParser()
         var keys = text.unicodeScalars.flatMap { parser.feed($0.value) }
         if endOfInput { keys += parser.endOfInput() }

@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test func noKeyIsBoundTwice() {
-        var seen: [Key] = []
+        var seen: [KeyPress] = []
         for binding in KeyBinding.table {
             for key in binding.triggers {
                 #expect(!seen.contains(key), "\(key) is bound twice")

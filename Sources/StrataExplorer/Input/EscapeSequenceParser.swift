@@ -22,7 +22,7 @@ public struct EscapeSequenceParser: Equatable, Sendable {
 
     /// Feeds one character code; returns the keys it completes (none while a
     /// sequence is being read or when one is dropped).
-    public mutating func feed(_ code: UInt32) -> [Key] {
+    public mutating func feed(_ code: UInt32) -> [KeyPress] {
         switch state {
         case .ground:
             if code == 27 {
@@ -66,14 +66,14 @@ public struct EscapeSequenceParser: Equatable, Sendable {
 
     /// No more input is waiting (ncurses has already waited its Esc delay):
     /// a lone Esc is the Escape key. A half-read sequence waits for its end.
-    public mutating func endOfInput() -> [Key] {
+    public mutating func endOfInput() -> [KeyPress] {
         guard state == .escape else { return [] }
         state = .ground
         return [.escape]
     }
 
     /// A character outside any sequence.
-    static func plain(_ code: UInt32) -> [Key] {
+    static func plain(_ code: UInt32) -> [KeyPress] {
         switch code {
         case 3: return [.interrupt]          // Ctrl-C (raw mode)
         case 12: return [.redraw]            // Ctrl-L
@@ -89,7 +89,7 @@ public struct EscapeSequenceParser: Equatable, Sendable {
     }
 
     /// `ESC [ parameters final`: cursor keys (any modifiers), `~` keys, or nil.
-    static func csi(_ parameters: String, final: UInt32) -> Key? {
+    static func csi(_ parameters: String, final: UInt32) -> KeyPress? {
         let fields = parameters.split(separator: ";", omittingEmptySubsequences: false)
         switch final {
         case 0x41: return .up
@@ -115,7 +115,7 @@ public struct EscapeSequenceParser: Equatable, Sendable {
     }
 
     /// `ESC O final`: application-mode cursor keys, keypad Enter, F1.
-    static func ss3(_ code: UInt32) -> Key? {
+    static func ss3(_ code: UInt32) -> KeyPress? {
         switch code {
         case 0x41: return .up
         case 0x42: return .down

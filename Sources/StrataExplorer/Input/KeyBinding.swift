@@ -24,10 +24,10 @@ public struct KeyBinding: Sendable {
     /// The footer hint (key, label), if the binding has one; in table order.
     public let footer: (key: String, label: String)?
     /// The keys that trigger it in normal mode.
-    public let triggers: [Key]
+    public let triggers: [KeyPress]
     public let action: Action
 
-    init(_ keys: [String], _ meaning: String, footer: (String, String)? = nil, triggers: [Key], _ action: Action) {
+    init(_ keys: [String], _ meaning: String, footer: (String, String)? = nil, triggers: [KeyPress], _ action: Action) {
         self.keys = keys
         self.meaning = meaning
         self.footer = footer.map { (key: $0.0, label: $0.1) }
@@ -35,7 +35,7 @@ public struct KeyBinding: Sendable {
         self.action = action
     }
 
-    static func chars(_ text: String) -> [Key] { text.map { .character($0) } }
+    static func chars(_ text: String) -> [KeyPress] { text.map { .character($0) } }
 
     /// Every binding, in the order help and the README list them.
     public static let table: [KeyBinding] = [
@@ -84,7 +84,7 @@ public struct KeyBinding: Sendable {
     public static var documented: [KeyBinding] { table.filter { !$0.keys.isEmpty } }
 
     /// The binding `key` triggers in normal mode.
-    public static func binding(for key: Key) -> KeyBinding? { table.first { $0.triggers.contains(key) } }
+    public static func binding(for key: KeyPress) -> KeyBinding? { table.first { $0.triggers.contains(key) } }
 
     /// The README's key table, generated from ``table``.
     public static var markdownTable: String {

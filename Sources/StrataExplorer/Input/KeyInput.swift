@@ -1,5 +1,5 @@
 /// A key as the explorer understands it (the backend translates ncurses codes).
-public enum Key: Equatable, Sendable {
+public enum KeyPress: Equatable, Sendable {
     case character(Character)
     case enter, escape, backspace, up, down, resize, interrupt, redraw, help
     case left, right, home, end, pageUp, pageDown, insert, delete
@@ -64,7 +64,7 @@ public struct InputController: Equatable, Sendable {
         self.history = Array(history.suffix(Self.historyLimit))
     }
 
-    public mutating func handle(_ key: Key) -> [InputAction] {
+    public mutating func handle(_ key: KeyPress) -> [InputAction] {
         if key == .interrupt { return [.run(.quit)] }
         if key == .redraw || key == .resize { return [.redraw] }
         if line != nil { return editCommandLine(key) }
@@ -95,7 +95,7 @@ public struct InputController: Equatable, Sendable {
     }
 
     /// Carries out a normal-mode binding (``KeyBinding/table``).
-    private mutating func perform(_ action: KeyBinding.Action, key: Key) -> [InputAction] {
+    private mutating func perform(_ action: KeyBinding.Action, key: KeyPress) -> [InputAction] {
         let levels = completion.levels.count
         switch action {
         case .open(let text): open(text)
@@ -183,13 +183,13 @@ public struct InputController: Equatable, Sendable {
         if count == 0 { showDetail = false }
     }
 
-    private mutating func editFilterLine(_ key: Key) -> [InputAction] {
+    private mutating func editFilterLine(_ key: KeyPress) -> [InputAction] {
         guard var editor = filterLine else { return [] }
         filterLine = nil
         switch key {
         case .escape: return []
         case .enter:
-            let text = editor.text.trimmingCharacters(in: .whitespaces)
+            let text = editor.text.trimming(.blanks)
             eventFilter = text.isEmpty ? nil : text
             eventSelection = 0
             return []
@@ -223,7 +223,7 @@ public struct InputController: Equatable, Sendable {
         draft = text
     }
 
-    private mutating func editCommandLine(_ key: Key) -> [InputAction] {
+    private mutating func editCommandLine(_ key: KeyPress) -> [InputAction] {
         guard var editor = line else { return [] }
         // Own the only reference while editing: appending to a string that
         // `line` still shares would copy it, every key (quadratic paste).
@@ -232,7 +232,7 @@ public struct InputController: Equatable, Sendable {
         case .escape:
             return []
         case .enter:
-            let text = editor.text.trimmingCharacters(in: .whitespaces)
+            let text = editor.text.trimming(.blanks)
             guard !text.isEmpty else { return [] }
             if history.last != text { history.append(text) }
             if history.count > Self.historyLimit { history.removeFirst() }
@@ -289,11 +289,12 @@ public struct InputController: Equatable, Sendable {
 }
 
 extension String {
-    func trimmingCharacters(in set: Set<Character>) -> String {
+    func trimming(_ set: Set<Character>) -> String {
         String(drop { set.contains($0) }.reversed().drop { set.contains($0) }.reversed())
     }
 }
 
 extension Set where Element == Character {
-    static let whitespaces: Set<Character> = [" ", "\t"]
+    /// Space and tab (the command line's separators).
+    static let blanks: Set<Character> = [" ", "\t"]
 }

@@ -11,7 +11,7 @@ public final class NcursesBackend {
     public let colorCount: Int
     private var attributes: [Role: (attr_t, Int16)] = [:]
     private var parser = EscapeSequenceParser()
-    private var pending: [Key] = []
+    private var pending: [KeyPress] = []
 
     /// Takes over the terminal on stdin/stdout. `noColor` forces attributes only.
     public init(noColor: Bool, forceASCII: Bool, mouse: Bool = true) throws {
@@ -118,7 +118,7 @@ public final class NcursesBackend {
     /// The next key, if one is waiting. Escape sequences ncurses did not
     /// recognise are parsed whole (``EscapeSequenceParser``), never read as
     /// Esc plus characters.
-    public func readKey() -> Key? {
+    public func readKey() -> KeyPress? {
         while pending.isEmpty {
             var code: wint_t = 0
             let result = wget_wch(window, &code)
@@ -152,7 +152,7 @@ public final class NcursesBackend {
     }
 
     /// Keys ncurses recognised from terminfo; others are ignored.
-    static func functionKey(_ code: Int32) -> Key? {
+    static func functionKey(_ code: Int32) -> KeyPress? {
         switch code {
         case KEY_RESIZE: .resize
         case KEY_UP: .up
