@@ -1,24 +1,18 @@
+import Strata
+
 /// A seeded random number generator (SplitMix64): the same seed gives the
 /// same numbers on every machine and run, so a workload and its `--seed`
 /// name one request sequence.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
+    private var base: SplitMix64
 
     /// A generator whose sequence is fixed by `seed`.
     public init(seed: UInt64) {
-        state = seed
+        base = SplitMix64(seed: seed)
     }
 
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    public mutating func next() -> UInt64 { base.next() }
 
     /// A uniform number in [0, 1) with 53 random bits.
-    public mutating func nextUnit() -> Double {
-        Double(next() >> 11) * 0x1p-53
-    }
+    public mutating func nextUnit() -> Double { base.nextUnit() }
 }

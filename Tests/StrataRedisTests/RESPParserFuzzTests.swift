@@ -1,20 +1,8 @@
 import Foundation
 import NIOCore
+import Strata
 @testable import StrataRedis
 import Testing
-
-/// A deterministic generator (SplitMix64): the same seed gives the same inputs.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Random and mutated replies through ``RESPParser``. Longer runs:
 /// `STRATA_FUZZ_ITERATIONS=10000000 STRATA_FUZZ_SEED=7 swift test --filter RESPParserFuzzTests`.

@@ -38,20 +38,9 @@ import Testing
 }
 
 @Suite struct AdaptiveMemoryLevelTests {
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// A skewed request stream with scans mixed in.
     func requests(seed: UInt64, count: Int, keySpace: Int) -> [Int] {
-        var random = SplitMix(state: seed)
+        var random = SplitMix64(seed: seed)
         return (0..<count).map { i in
             if i % 1000 < 150 { return keySpace + i }  // a scan of never-repeated keys
             let u = Double.random(in: 0..<1, using: &random)
@@ -102,7 +91,7 @@ import Testing
 
     @Test func countLimitIsNeverExceeded() throws {
         let level = MemoryCacheLevel<Int, Int>(capacity: 1_000_000, countLimit: 50, policy: .adaptive) { $0 % 7 + 1 }
-        var random = SplitMix(state: 3)
+        var random = SplitMix64(seed: 3)
         for _ in 0..<20_000 {
             let key = Int.random(in: 0..<400, using: &random)
             if level.value(forKey: key) == nil { try level.store(key, forKey: key) }
@@ -149,7 +138,7 @@ import Testing
     /// removed key misses, the totals match the stored entries and the limits hold.
     @Test(arguments: [(1, 40, 120), (2, 300, 900), (3, 2_000, 2_500)])
     func modelInvariants(seed: UInt64, capacity: Int, keySpace: Int) async throws {
-        var random = SplitMix(state: seed)
+        var random = SplitMix64(seed: seed)
         let level = MemoryCacheLevel<Int, Int>(capacity: capacity * 3, policy: .adaptive) { $0 % 5 + 1 }
         var last: [Int: Int] = [:]
         for step in 0..<20_000 {

@@ -141,7 +141,7 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<8 {
                 group.addTask {
-                    var rng = SplitMix(seed: UInt64(worker + 1))
+                    var rng = SplitMix64(seed: UInt64(worker + 1))
                     for op in 0..<operations {
                         let key = "k\(rng.next() % 64)"
                         switch rng.next() % 10 {
@@ -156,19 +156,6 @@ import Testing
             try await group.waitForAll()
         }
         await cache.waitForPendingWrites()
-    }
-}
-
-/// A small deterministic generator for tests.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

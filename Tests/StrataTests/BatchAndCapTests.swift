@@ -88,7 +88,13 @@ import Testing
             #expect(await yieldUntil { capped.semaphore.waiting + inFlight.load(ordering: .relaxed) == key + 1 })
         }
         #expect(inFlight.load(ordering: .relaxed) == 2)
-        for key in 0..<12 { gates[key].open() }
+        // One at a time: each finished request lets exactly the next waiter in
+        // (two resumed at once would race to record their order).
+        for key in 0..<12 {
+            gates[key].open()
+            let started = min(key + 3, 12)
+            #expect(await yieldUntil { order.withLock { $0.count } >= started })
+        }
         for (key, task) in tasks.enumerated() { #expect(try await task.value == key) }
         #expect(peak.load(ordering: .relaxed) == 2)
         #expect(order.withLock { $0 } == Array(0..<12))

@@ -116,7 +116,7 @@ extension InvalidationTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<8 {
                 group.addTask {
-                    var rng = SplitMix(seed: UInt64(worker + 1))
+                    var rng = SplitMix64(seed: UInt64(worker + 1))
                     for op in 0..<2_000 {
                         let key = "k\(rng.next() % 64)"
                         switch rng.next() % 10 {
@@ -129,7 +129,7 @@ extension InvalidationTests {
             }
             for client in 0..<2 {
                 group.addTask {
-                    var rng = SplitMix(seed: UInt64(100 + client))
+                    var rng = SplitMix64(seed: UInt64(100 + client))
                     for op in 0..<2_000 {
                         let key = "k\(rng.next() % 64)"
                         await shared.changeElsewhere(key, to: rng.next() % 4 == 0 ? nil : -(client * 1_000_000 + op))

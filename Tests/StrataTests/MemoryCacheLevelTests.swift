@@ -153,23 +153,11 @@ import Testing
 }
 
 @Suite struct MemoryCacheLevelModelTests {
-    /// A deterministic generator so failures reproduce.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// (seed, capacity, key space): small tables, and large ones whose shard
     /// indexes grow and delete with backward shifts.
     @Test(arguments: [(1, 40, 120), (2, 40, 120), (3, 40, 120), (4, 40, 120), (5, 2_000, 6_000), (6, 2_000, 2_500)])
     func matchesAReferenceLRUExactly(seed: UInt64, capacity: Int, keySpace: Int) async throws {
-        var random = SplitMix(state: seed)
+        var random = SplitMix64(seed: seed)
         let level = MemoryCacheLevel<Int, Int>(capacity: capacity, policy: .lru) { _ in 1 }
         var reference: [Int] = []  // most recent first
         for step in 0..<20_000 {

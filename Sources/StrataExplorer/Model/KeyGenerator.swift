@@ -1,3 +1,5 @@
+import Strata
+
 /// The key indexes one workload worker requests.
 struct KeyGenerator {
     let pattern: LoadPattern

@@ -1,3 +1,5 @@
+import Strata
+
 /// xoshiro256** (Blackman and Vigna): one per workload worker, each seeded
 /// from consecutive SplitMix64 outputs, so workers draw independent streams.
 struct Xoshiro256StarStar: RandomNumberGenerator {
