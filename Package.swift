@@ -119,6 +119,7 @@ let package = Package(
         .testTarget(
             name: "StrataSimTests",
             dependencies: ["StrataSim", "Strata", "strata", "StrataTestSupport"],
+            exclude: ["Traces"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,15 +1,14 @@
 import Foundation
 import StrataSim
 
-/// The LIRS traces shared next to the checkout (`../shared/traces`, or
-/// `$STRATA_TRACES`). A missing trace fails the test with this message rather
-/// than skipping it.
+/// The four LIRS traces from Caffeine's simulator (multi1, multi2, ps,
+/// sprite), kept in the repository (`Tests/StrataSimTests/Traces`, 220 KB)
+/// so that a fresh clone tests them; `$STRATA_TRACES` points elsewhere. A
+/// missing trace fails the test with this message rather than skipping it.
 enum SharedTraces {
     static var directory: String {
         if let override = ProcessInfo.processInfo.environment["STRATA_TRACES"] { return override }
-        let package = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return package.deletingLastPathComponent().appendingPathComponent("shared/traces").path
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Traces").path
     }
 
     static func path(_ name: String) -> String { "\(directory)/\(name).trace.gz" }
