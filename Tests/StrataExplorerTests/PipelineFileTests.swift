@@ -114,7 +114,7 @@ import Testing
         let dir = NSTemporaryDirectory() + "strata-themes-\(UUID().uuidString.prefix(6))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        FileManager.default.createFile(atPath: dir + "/light.theme", contents: Data("theme[hit]=\"#010203\"\n".utf8))
+        _ = FileManager.default.createFile(atPath: dir + "/light.theme", contents: Data("theme[hit]=\"#010203\"\n".utf8))
         #expect(try Theme.load("light", directories: [dir]).colors["hit"] == .rgb(1, 2, 3))
         #expect(throws: ThemeError.self) { try Theme.load("nope", directories: [dir]) }
     }

@@ -10,7 +10,7 @@ func assertSnapshot(_ text: String, named name: String, sourceLocation: SourceLo
     let record = ProcessInfo.processInfo.environment["STRATA_RECORD_SNAPSHOTS"] == "1"
     guard !record, let data = FileManager.default.contents(atPath: file.path) else {
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: file.path, contents: Data((text + "\n").utf8))
+        _ = FileManager.default.createFile(atPath: file.path, contents: Data((text + "\n").utf8))
         if !record { Issue.record("snapshot \(name) was missing and has been written; check it", sourceLocation: sourceLocation) }
         return
     }

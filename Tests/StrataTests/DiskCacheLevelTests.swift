@@ -74,12 +74,12 @@ import Glibc
         let flip = dir.path + "/" + file(of: "flip")
         var content = FileManager.default.contents(atPath: flip)!
         content[content.count - 10] ^= 0xFF
-        FileManager.default.createFile(atPath: flip, contents: content)
+        _ = FileManager.default.createFile(atPath: flip, contents: content)
         let cut = dir.path + "/" + file(of: "cut")
         let truncated = FileManager.default.contents(atPath: cut)!.prefix(100)
-        FileManager.default.createFile(atPath: cut, contents: Data(truncated))
+        _ = FileManager.default.createFile(atPath: cut, contents: Data(truncated))
         let foreign = dir.path + "/" + file(of: "foreign")
-        FileManager.default.createFile(atPath: foreign, contents: Data("<html>not a cache entry</html>".utf8))
+        _ = FileManager.default.createFile(atPath: foreign, contents: Data("<html>not a cache entry</html>".utf8))
 
         #expect(try await level.getIfPresent("flip") == nil)
         #expect(try await level.getIfPresent("cut") == nil)
@@ -102,14 +102,14 @@ import Glibc
             FileManager.default.contents(atPath: dir.path + "/" + name)!.range(of: Data("half-written".utf8)) != nil
         }!
         let full = FileManager.default.contents(atPath: dir.path + "/" + half)!
-        FileManager.default.createFile(atPath: dir.path + "/" + half, contents: full.prefix(full.count / 2))
-        FileManager.default.createFile(atPath: dir.path + "/.tmp-999999-abc", contents: full)
+        _ = FileManager.default.createFile(atPath: dir.path + "/" + half, contents: full.prefix(full.count / 2))
+        _ = FileManager.default.createFile(atPath: dir.path + "/.tmp-999999-abc", contents: full)
         let live = ".tmp-\(getpid())-inprogress"
-        FileManager.default.createFile(atPath: dir.path + "/" + live, contents: Data("x".utf8))
+        _ = FileManager.default.createFile(atPath: dir.path + "/" + live, contents: Data("x".utf8))
         // Garbage where an index or lock might be, and a stranger's file.
-        FileManager.default.createFile(atPath: dir.path + "/.lock", contents: Data(repeating: 0xAB, count: 77))
-        FileManager.default.createFile(atPath: dir.path + "/index", contents: Data("garbage".utf8))
-        FileManager.default.createFile(atPath: dir.path + "/README.txt", contents: Data("mine".utf8))
+        _ = FileManager.default.createFile(atPath: dir.path + "/.lock", contents: Data(repeating: 0xAB, count: 77))
+        _ = FileManager.default.createFile(atPath: dir.path + "/index", contents: Data("garbage".utf8))
+        _ = FileManager.default.createFile(atPath: dir.path + "/README.txt", contents: Data("mine".utf8))
 
         let reopened = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20)
         #expect(reopened.count == 1)
@@ -125,7 +125,7 @@ import Glibc
     @Test func unwritableDirectoryIsATypedError() throws {
         let dir = TemporaryDirectory(); defer { dir.remove() }
         let blocker = dir.url.appendingPathComponent("a-file")
-        FileManager.default.createFile(atPath: blocker.path, contents: Data())
+        _ = FileManager.default.createFile(atPath: blocker.path, contents: Data())
         #expect(throws: DiskCacheError.directoryNotWritable(path: blocker.appendingPathComponent("cache").path, errno: ENOTDIR)) {
             try DiskCacheLevel<String, Data>(directory: blocker.appendingPathComponent("cache"), capacity: 100)
         }

@@ -36,7 +36,7 @@ import Glibc
     @Test func corruptFileIsMovedAsideNotOverwritten() async throws {
         let dir = TemporaryDirectory(); defer { dir.remove() }
         let garbage = Data("definitely not a property list".utf8)
-        FileManager.default.createFile(atPath: dir.path + "/prefs.plist", contents: garbage)
+        _ = FileManager.default.createFile(atPath: dir.path + "/prefs.plist", contents: garbage)
         let level = try KeyValueStoreLevel<String, String>(name: "prefs", directory: dir.url)
         #expect(try await level.getIfPresent("k") == nil)
         try await level.set("v", forKey: "k")
