@@ -196,17 +196,9 @@ public struct InputController: Equatable, Sendable {
         case .backspace:
             if editor.text.isEmpty { return [] }
             editor.backspace()
-        case .delete, .control("d"): editor.deleteForward()
-        case .left, .control("b"): editor.moveLeft()
-        case .right, .control("f"): editor.moveRight()
-        case .home, .control("a"): editor.moveToStart()
-        case .end, .control("e"): editor.moveToEnd()
-        case .control("u"): editor.deleteToStart()
-        case .control("k"): editor.deleteToEnd()
-        case .control("w"): editor.deleteWordBefore()
         case .character(let c):
             if editor.text.utf8.count < 1024 { editor.insert(c) }
-        default: break
+        default: _ = editor.applyEditingKey(key)
         }
         filterLine = editor
         return []
@@ -248,14 +240,6 @@ public struct InputController: Equatable, Sendable {
         case .backspace:
             if editor.text.isEmpty { return [] }  // Backspace on an empty line closes it
             editor.backspace()
-        case .delete, .control("d"): editor.deleteForward()
-        case .left, .control("b"): editor.moveLeft()
-        case .right, .control("f"): editor.moveRight()
-        case .home, .control("a"): editor.moveToStart()
-        case .end, .control("e"): editor.moveToEnd()
-        case .control("u"): editor.deleteToStart()
-        case .control("k"): editor.deleteToEnd()
-        case .control("w"): editor.deleteWordBefore()
         case .tab:
             let names = completion.complete(&editor)
             line = editor
@@ -281,7 +265,7 @@ public struct InputController: Equatable, Sendable {
                 return [.error("command line is full (\(CommandParser.maxLength) bytes)")]
             }
             editor.insert(c)
-        default: break
+        default: _ = editor.applyEditingKey(key)
         }
         line = editor
         return []

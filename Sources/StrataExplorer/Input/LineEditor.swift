@@ -19,6 +19,24 @@ public struct LineEditor: Equatable, Sendable {
     /// The text before the cursor.
     public var beforeCursor: Substring { text[..<cursorIndex] }
 
+    /// Applies a cursor or deletion key shared by every editable line
+    /// (←/→, Home/End, Delete and Ctrl-B/F/A/E/D/U/K/W); returns whether
+    /// `key` was one.
+    public mutating func applyEditingKey(_ key: KeyPress) -> Bool {
+        switch key {
+        case .delete, .control("d"): deleteForward()
+        case .left, .control("b"): moveLeft()
+        case .right, .control("f"): moveRight()
+        case .home, .control("a"): moveToStart()
+        case .end, .control("e"): moveToEnd()
+        case .control("u"): deleteToStart()
+        case .control("k"): deleteToEnd()
+        case .control("w"): deleteWordBefore()
+        default: return false
+        }
+        return true
+    }
+
     public mutating func insert(_ character: Character) {
         if charactersAfterCursor == 0 {
             text.append(character)
