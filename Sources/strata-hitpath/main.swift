@@ -25,6 +25,10 @@ final class Floor: Sendable {
 @inline(never)
 func erase(_ level: MemoryCacheLevel<String, Data>) -> any CacheLevel<String, Data> { level }
 
+/// Hides a composition's concrete type the same way.
+@inline(never)
+func eraseComposed<L: CacheLevel<String, Data>>(_ level: L) -> any CacheLevel<String, Data> { level }
+
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let iterations = Int(arguments[2]) else {
     FileHandle.standardError.write(Data("usage: strata-hitpath KIND ITERATIONS\n".utf8))
@@ -64,6 +68,9 @@ func run(kind: String, iterations: Int) async -> Bool {
         for i in 0..<iterations { blackHole(try? await erased.get(keys[i & mask])) }
     case "generic":
         for i in 0..<iterations { blackHole(try? await genericGet(memory, keys[i & mask])) }
+    case "existential-composed":
+        let cache = eraseComposed(memory + filled() + filled())
+        for i in 0..<iterations { blackHole(try? await cache.get(keys[i & mask])) }
     case "instrumented":
         let level = memory.instrumented(name: "L1")
         for i in 0..<iterations { blackHole(try? await level.get(keys[i & mask])) }

@@ -39,6 +39,12 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// The adaptive policy's state (unused under `.lru`); lock order: this, then a shard.
     @usableFromInline let adaptive: Mutex<AdaptivePolicy<Key>>
     @usableFromInline let isAdaptive: Bool
+    /// The level's read and write paths compiled for the concrete `Key` and
+    /// `Value` where the level was created (``MemoryCacheLevel/init(name:capacity:countLimit:policy:defaultTTL:clock:cost:)``
+    /// is inlined there). Code that reaches the level without knowing its
+    /// types (`any CacheLevel`, an unspecialised generic caller in another
+    /// module) calls these instead of the generic path; see ``getIfPresent(_:)``.
+    @usableFromInline let specialised: SpecialisedPaths<Key, Value>
 
     /// How this level chooses what to evict.
     public let policy: EvictionPolicy
@@ -51,6 +57,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     public let name: String
 
     /// A level holding at most `capacity` bytes as measured by `cost`.
+    @inlinable
     public init(
         name: String = "memory",
         capacity: Int,
@@ -71,7 +78,18 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         self.clock = clock
         self.costOf = cost
         self.shards = (0..<Self.shardCount).map { _ in LRUShard() }
+        self.specialised = SpecialisedPaths(
+            value: { level, key in level.value(forKey: key) },
+            entry: { level, key in level.storedEntry(forKey: key) },
+            store: { level, value, key, expiresAt in try level.store(value, forKey: key, expiresAt: expiresAt) }
+        )
     }
+
+    /// Whether this code was compiled for concrete `Key` and `Value` (true
+    /// once specialised; false in the generic body that witness tables and
+    /// unspecialised callers reach).
+    @inlinable @inline(__always)
+    var isSpecialised: Bool { _isConcrete(Key.self) && _isConcrete(Value.self) }
 
     /// Entries currently stored.
     public var count: Int { entryTotal.load(ordering: .relaxed) }
@@ -116,19 +134,28 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         return entry
     }
 
-    @inlinable
-    public func getIfPresent(_ key: Key) async throws -> Value? { value(forKey: key) }
+    @inlinable @inline(__always)
+    public func getIfPresent(_ key: Key) async throws -> Value? {
+        isSpecialised ? value(forKey: key) : specialised.value(self, key)
+    }
 
-    @inlinable
-    public func entry(forKey key: Key) async throws -> CacheEntry<Value>? { storedEntry(forKey: key) }
+    @inlinable @inline(__always)
+    public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
+        isSpecialised ? storedEntry(forKey: key) : specialised.entry(self, key)
+    }
 
     @inlinable
     public func set(_ value: Value, forKey key: Key) async throws {
-        try store(value, forKey: key, expiresAt: nil)
+        if isSpecialised { try store(value, forKey: key, expiresAt: nil) } else { try specialised.store(self, value, key, nil) }
     }
 
+    @inlinable
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
-        try store(value, forKey: key, expiresAt: expiresAt)
+        if isSpecialised {
+            try store(value, forKey: key, expiresAt: expiresAt)
+        } else {
+            try specialised.store(self, value, key, expiresAt)
+        }
     }
 
     /// Stores without suspending; throws ``MemoryCacheError/valueTooLarge(cost:capacity:)``.
@@ -320,6 +347,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
 
 extension MemoryCacheLevel where Value: CacheCost {
     /// A level holding at most `capacity` bytes of values (their ``CacheCost``).
+    @inlinable
     public convenience init(
         name: String = "memory",
         capacity: Int,
