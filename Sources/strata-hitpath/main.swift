@@ -46,8 +46,8 @@ func run(kind: String, iterations: Int) async -> Bool {
     let keys = (0..<1024).map { "user:\($0 * 7919)" }
     let values = (0..<1024).map { Data(repeating: UInt8(truncatingIfNeeded: $0), count: 64) }
     let mask = keys.count - 1
-    func filled() -> MemoryCacheLevel<String, Data> {
-        let level = MemoryCacheLevel<String, Data>(capacity: 1 << 30)
+    func filled(policy: EvictionPolicy = .lru) -> MemoryCacheLevel<String, Data> {
+        let level = MemoryCacheLevel<String, Data>(capacity: 1 << 30, policy: policy)
         for (key, value) in zip(keys, values) { try? level.store(value, forKey: key) }
         return level
     }
@@ -60,6 +60,9 @@ func run(kind: String, iterations: Int) async -> Bool {
         for i in 0..<iterations { blackHole(try? await floor.get(keys[i & mask])) }
     case "concrete":
         for i in 0..<iterations { blackHole(try? await memory.get(keys[i & mask])) }
+    case "adaptive":
+        let adaptive = filled(policy: .adaptive)
+        for i in 0..<iterations { blackHole(try? await adaptive.get(keys[i & mask])) }
     case "normalize":
         let erased = memory.normalize()
         for i in 0..<iterations { blackHole(try? await erased.get(keys[i & mask])) }

@@ -1,6 +1,7 @@
 /// How a ``MemoryCacheLevel`` chooses what to evict.
 public enum EvictionPolicy: String, Sendable, Hashable, CaseIterable {
     /// Exact least-recently-used order across the level; every set is kept.
+    /// The default.
     case lru
     /// W-TinyLFU with an adaptive admission window: new entries pass through
     /// a small LRU window, then must have been requested more often than the

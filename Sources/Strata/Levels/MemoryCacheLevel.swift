@@ -15,10 +15,10 @@ public enum MemoryCacheError: Error, Equatable, Sendable {
 ///
 /// - Cost is bytes (``CacheCost``, or a closure); the limit is inclusive:
 ///   capacity 300 holds three 100-byte values.
-/// - ``EvictionPolicy/adaptive`` (the default) is W-TinyLFU with an adaptive
-///   window: a new value may be declined in favour of one requested more
-///   often (``admissionsRejected``). ``EvictionPolicy/lru`` keeps every set and
-///   evicts the least recently used entry.
+/// - ``EvictionPolicy/lru`` (the default) keeps every set and evicts the
+///   least recently used entry. ``EvictionPolicy/adaptive`` (opt-in) is
+///   W-TinyLFU with an adaptive window: a new value may be declined in favour
+///   of one requested more often (``admissionsRejected``).
 /// - Reads count as use: every hit reaches the policy before the next
 ///   eviction decision (under contention, some hits may go uncounted).
 /// - Entries live in 16 shards, each behind its own lock, so two threads
