@@ -112,6 +112,29 @@ import Testing
         #expect(l1.sparkline.count == 1)
         #expect(l1.sparkline[0] == 0.75)
         #expect(l1.getsPerSecond > 0)
+        #expect(l1.getsHistory == [l1.getsPerSecond], "gets/s graph: one point per second")
+        #expect(l1.p99History.count == 1)
+    }
+
+    /// The zoomed pane's p99 graph is per second (the histogram's difference
+    /// over the window), and its histogram covers every timed get since a reset.
+    @Test func p99IsPerSecondAndTheHistogramCoversEveryTimedGet() async throws {
+        let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
+        defer { model.shutdown() }
+        let start = ContinuousClock.now
+        model.tick(now: start)
+        // One get in 16 is timed, at random: 400 gets leave none untimed with
+        // probability (15/16)^400, about 6e-12.
+        for _ in 0..<400 { _ = await model.execute(.get(key: "same")) }
+        model.tick(now: start + .seconds(1))
+        model.tick(now: start + .seconds(2))  // a second without gets
+        let l1 = model.panes()[0]
+        #expect(l1.p99History.count == 2)
+        #expect(l1.p99History[0] != nil && l1.p99History[1] == nil, "\(l1.p99History)")
+        let timed = l1.latency?.total ?? 0
+        #expect(timed > 0 && timed <= 400)
+        _ = await model.execute(.reset)
+        #expect(model.panes()[0].latency?.total == 0 && model.panes()[0].p99History.isEmpty)
     }
 
     @Test func hugeValueIsATypedErrorAndLosesNothing() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 @testable import StrataExplorer
+import Strata
 import Testing
 
 /// Issue 10, items 1 and 2: focus, zoom, the event log's selection, filter and
@@ -158,19 +159,46 @@ import Testing
     }
 
     @Test(arguments: [(80, 24), (120, 40), (200, 60)])
-    func zoomedLevelGetsALabelledHitRatioGraph(width: Int, height: Int) {
+    func zoomedLevelGetsLabelledGraphsAndALatencyHistogram(width: Int, height: Int) {
         var state = Self.state(width: width)
-        state.panes[0].sparkline = (0..<60).map { $0 % 10 == 5 ? nil : Double($0) / 59 }
+        state.panes[0].sparkline = (0..<60).map { (second: Int) -> Double? in second % 10 == 5 ? nil : Double(second) / 59 }
+        state.panes[0].getsHistory = (0..<60).map { Double($0 * 100) }
+        state.panes[0].p99History = (0..<60).map { (second: Int) -> UInt64? in
+            second % 10 == 5 ? nil : UInt64(1_000 + second * 1_000)
+        }
+        var counts = [UInt64](repeating: 0, count: 164)
+        counts[40] = 900  // 1 µs to 2 µs
+        counts[52] = 90   // about 8 µs
+        counts[80] = 10   // about 1 ms
+        state.panes[0].latency = LatencySnapshot(counts: counts)
         state.focus = .level(0)
         state.zoomed = true
         let text = Renderer(unicode: true).render(state, width: width, height: height).text
-        #expect(text.contains("─ hit ratio last 60 s, newest right "), "\(text)")
         let lines = text.components(separatedBy: "\n")
-        #expect(lines.contains { $0.hasPrefix("│ 100% ") } && lines.contains { $0.hasPrefix("│   0% ") })
+        #expect(text.contains("─ hit ratio last 60 s, newest right "), "\(text)")
+        let hundred: String = "│ 100% ", zero: String = "│   0% "
+        #expect(lines.contains { $0.hasPrefix(hundred) } && lines.contains { $0.hasPrefix(zero) })
         // The newest second (1.0) fills its column to the top; the oldest (0.0) leaves it empty.
-        let top = lines.first { $0.hasPrefix("│ 100% ") } ?? ""
-        #expect(top.hasSuffix("█ │"), "\(top)")
+        let top: String = lines.first { $0.hasPrefix(hundred) } ?? ""
+        #expect(top.hasSuffix("█ │") || top.contains("█ ││"), "\(top)")
+        // gets/s is scaled to a round ceiling over the last minute (5,900 → 10.0k).
+        #expect(text.contains("─ gets/s last 60 s"), "\(text)")
+        #expect(lines.contains { $0.contains("│ 10.0k ") }, "\(text)")
+        if height >= 40 {
+            #expect(text.contains("─ p99 last 60 s") && lines.contains { $0.contains("│ 100µs ") }, "\(text)")
+            #expect(text.contains("─ get latency 1000 timed gets since the last reset"), "\(text)")
+            #expect(lines.contains { $0.contains("≥ 1µs") && $0.contains("900  90.0%") }, "\(text)")
+            #expect(lines.contains { $0.contains("≥ 1ms") && $0.contains("10   1.0%") }, "\(text)")
+        }
         assertSnapshot(text, named: "zoom-L1-\(width)x\(height)")
+    }
+
+    @Test func aGraphWithoutDataSaysSo() {
+        var state = Self.state(width: 120)
+        state.focus = .level(0)
+        state.zoomed = true
+        let text = Renderer(unicode: true).render(state, width: 120, height: 40).text
+        #expect(text.contains("no data yet") && text.contains("no timed gets yet"), "\(text)")
     }
 
     @Test func aFocusedLevelBelowTheFoldIsScrolledIntoView() {

@@ -51,9 +51,38 @@ public final class LatencyHistogram: Sendable {
 
 /// Bucket counts of a ``LatencyHistogram`` at one moment.
 public struct LatencySnapshot: Sendable, Equatable {
+    /// Observations per bucket (``LatencyHistogram``'s log-linear buckets).
     public let counts: [UInt64]
 
+    public init(counts: [UInt64]) {
+        self.counts = counts
+    }
+
     public var total: UInt64 { counts.reduce(0, +) }
+
+    /// The observations recorded between `earlier` and this snapshot (of the
+    /// same histogram), for percentiles over a window. A histogram reset in
+    /// between leaves a bucket at zero, never negative.
+    public func minus(_ earlier: LatencySnapshot) -> LatencySnapshot {
+        guard earlier.counts.count == counts.count else { return self }
+        return LatencySnapshot(counts: zip(counts, earlier.counts).map { $0 >= $1 ? $0 - $1 : 0 })
+    }
+
+    /// The buckets that hold observations, as (lower bound in nanoseconds,
+    /// count), smallest first; neighbouring buckets are merged `perGroup` at a
+    /// time (4 makes one group per power of two).
+    public func buckets(perGroup: Int = 4) -> [(lowerBound: UInt64, count: UInt64)] {
+        let group = max(1, perGroup)
+        var result: [(lowerBound: UInt64, count: UInt64)] = []
+        var index = 0
+        while index < counts.count {
+            let end = min(counts.count, (index / group + 1) * group)
+            let sum = counts[index..<end].reduce(0, +)
+            if sum > 0 { result.append((LatencyHistogram.lowerBound(of: index), sum)) }
+            index = end
+        }
+        return result
+    }
 
     /// The latency below which `fraction` (0...1) of observations fall, as the
     /// midpoint of its bucket, in nanoseconds; `nil` when nothing was recorded.

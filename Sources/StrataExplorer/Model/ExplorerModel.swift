@@ -24,6 +24,11 @@ public final class ExplorerModel: Sendable {
         var getsPerSecond = 0.0
         var hitsPerSecond = 0.0
         var sparkline: [Double?] = []
+        /// Gets per second over the last minute, oldest first.
+        var getsHistory: [Double] = []
+        /// p99 get latency (ns) of each second over the last minute (`nil`: no timed get).
+        var p99History: [UInt64?] = []
+        var windowLatency: LatencySnapshot
     }
 
     struct State {
@@ -51,7 +56,7 @@ public final class ExplorerModel: Sendable {
         self.pipeline = pipeline
         let now = ContinuousClock.now
         state = Mutex(State(history: pipeline.levels.map {
-            History(windowStart: now, windowStats: $0.statistics.snapshot())
+            History(windowStart: now, windowStats: $0.statistics.snapshot(), windowLatency: $0.statistics.getLatency.snapshot())
         }))
         listenForInvalidations()
     }
@@ -113,7 +118,9 @@ public final class ExplorerModel: Sendable {
                 conditionOn: level.toggle?.isOn, stats: level.statistics.snapshot(),
                 getsPerSecond: history.getsPerSecond, hitsPerSecond: history.hitsPerSecond,
                 entries: level.entries(), countLimit: level.countLimit, bytes: level.bytes(),
-                capacity: level.capacityBytes, sparkline: history.sparkline, lastError: level.statistics.lastError,
+                capacity: level.capacityBytes, sparkline: history.sparkline,
+                getsHistory: history.getsHistory, p99History: history.p99History,
+                latency: level.statistics.getLatency.snapshot(), lastError: level.statistics.lastError,
                 toggleNumber: level.toggle.flatMap { toggle in pipeline.toggles.firstIndex { $0 === toggle } }.map { $0 + 1 },
                 configuration: [level.spec.paneConfiguration, level.liveConfiguration?() ?? ""]
                     .filter { !$0.isEmpty }.joined(separator: " · ")
@@ -130,6 +137,7 @@ public final class ExplorerModel: Sendable {
     /// Advances per-second rates and sparklines; call it from the refresh loop.
     public func tick(now: ContinuousClock.Instant = .now) {
         let current = pipeline.levels.map { $0.statistics.snapshot() }
+        let latencies = pipeline.levels.map { $0.statistics.getLatency.snapshot() }
         let names = pipeline.levels.map(\.spec.name)
         let evictions = state.withLock { state -> [String] in
             var evictions: [String] = []
@@ -140,10 +148,11 @@ public final class ExplorerModel: Sendable {
                 let window = current[i].minus(state.history[i].windowStats)
                 state.history[i].getsPerSecond = max(0, Double(window.gets) / seconds)
                 state.history[i].hitsPerSecond = max(0, Double(window.hits) / seconds)
-                state.history[i].sparkline.append(window.requests > 0 ? window.hitRatio : nil)
-                if state.history[i].sparkline.count > Self.sparklineLength {
-                    state.history[i].sparkline.removeFirst(state.history[i].sparkline.count - Self.sparklineLength)
-                }
+                state.history[i].sparkline.appendKeepingLast(Self.sparklineLength, window.requests > 0 ? window.hitRatio : nil)
+                state.history[i].getsHistory.appendKeepingLast(Self.sparklineLength, state.history[i].getsPerSecond)
+                state.history[i].p99History.appendKeepingLast(
+                    Self.sparklineLength, latencies[i].minus(state.history[i].windowLatency).percentile(0.99))
+                state.history[i].windowLatency = latencies[i]
                 // Evictions as events, once a second: how many and why.
                 let evicted = (current[i].levelCounters?["evictions"] ?? 0)
                     - (state.history[i].windowStats.levelCounters?["evictions"] ?? 0)
@@ -308,7 +317,9 @@ public final class ExplorerModel: Sendable {
                 for level in self.pipeline.levels { level.statistics.reset() }
                 let now = ContinuousClock.now
                 self.state.withLock { state in
-                    state.history = self.pipeline.levels.map { History(windowStart: now, windowStats: $0.statistics.snapshot()) }
+                    state.history = self.pipeline.levels.map {
+                        History(windowStart: now, windowStats: $0.statistics.snapshot(), windowLatency: $0.statistics.getLatency.snapshot())
+                    }
                     if state.paused { state.frozen = nil; state.paused = false }
                 }
             }
@@ -438,5 +449,13 @@ public final class ExplorerModel: Sendable {
     public func shutdown() {
         state.withLock { $0.workload }?.stop()
         pipeline.removeTemporaryFiles()
+    }
+}
+
+extension Array {
+    /// Appends `element`, then drops the oldest elements beyond `limit`.
+    mutating func appendKeepingLast(_ limit: Int, _ element: Element) {
+        append(element)
+        if count > limit { removeFirst(count - limit) }
     }
 }

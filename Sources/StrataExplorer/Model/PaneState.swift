@@ -20,12 +20,19 @@ public struct PaneState: Equatable, Sendable {
     public var capacity: Int?
     /// Hit ratio per second over the last minute, oldest first (`nil`: no gets that second).
     public var sparkline: [Double?]
+    /// Gets per second over the last minute, oldest first.
+    public var getsHistory: [Double]
+    /// p99 get latency in nanoseconds of each second over the last minute (`nil`: no timed get that second).
+    public var p99History: [UInt64?]
+    /// Every timed get's latency since the statistics were last reset.
+    public var latency: LatencySnapshot?
     public var lastError: String?
 
     public init(name: String, summary: String, condition: String? = nil, conditionOn: Bool? = nil,
                 stats: StatisticsSnapshot = StatisticsSnapshot(), getsPerSecond: Double = 0, hitsPerSecond: Double = 0,
                 entries: Int? = nil, countLimit: Int? = nil, bytes: Int? = nil, capacity: Int? = nil,
-                sparkline: [Double?] = [], lastError: String? = nil, toggleNumber: Int? = nil, configuration: String = "") {
+                sparkline: [Double?] = [], getsHistory: [Double] = [], p99History: [UInt64?] = [],
+                latency: LatencySnapshot? = nil, lastError: String? = nil, toggleNumber: Int? = nil, configuration: String = "") {
         self.name = name
         self.summary = summary
         self.condition = condition
@@ -38,6 +45,9 @@ public struct PaneState: Equatable, Sendable {
         self.bytes = bytes
         self.capacity = capacity
         self.sparkline = sparkline
+        self.getsHistory = getsHistory
+        self.p99History = p99History
+        self.latency = latency
         self.lastError = lastError
         self.toggleNumber = toggleNumber
         self.configuration = configuration

@@ -43,12 +43,11 @@ public struct Renderer: Sendable {
             drawPane(state.panes[zoomedLevel], y: y, focused: true, into: &buffer)
             buffer.regions.append(.init(focus: .level(zoomedLevel), rows: y..<(y + Self.paneHeight)))
             y += Self.paneHeight
-            // The room the zoom frees: a labelled hit-ratio graph.
-            let graphHeight = min(12, middleBottom - y - 4)
-            if graphHeight >= 5 {
-                drawGraph("hit ratio", values: state.panes[zoomedLevel].sparkline, y: y, height: graphHeight, into: &buffer)
-                buffer.regions.append(.init(focus: .level(zoomedLevel), rows: y..<(y + graphHeight)))
-                y += graphHeight
+            // The room the zoom frees: labelled graphs and the latency histogram.
+            let graphRows = drawZoomedGraphs(state.panes[zoomedLevel], y: y, height: middleBottom - y - 4, into: &buffer)
+            if graphRows > 0 {
+                buffer.regions.append(.init(focus: .level(zoomedLevel), rows: y..<(y + graphRows)))
+                y += graphRows
             }
         } else if state.compact {
             y += drawCompactLevels(state, y: y, maximumHeight: middleBottom - middleTop - 4, into: &buffer)
