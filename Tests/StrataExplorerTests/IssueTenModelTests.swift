@@ -65,6 +65,28 @@ import Testing
         #expect(runner.statisticsJSON().contains("\"gets\" : 3"))
     }
 
+    /// `strata run --json` names every figure with its unit, and every level has every key.
+    @Test func statisticsJSONNamesUnits() async throws {
+        let model = ExplorerModel(pipeline: try Pipeline(Self.spec()))
+        defer { model.shutdown() }
+        let runner = ScriptRunner(model: model, write: { _ in }, writeError: { _ in })
+        _ = await runner.run(lines: (0..<40).map { "get k\($0 % 4)" }, source: "test")
+        let object = try JSONSerialization.jsonObject(with: Data(runner.statisticsJSON().utf8)) as? [String: Any]
+        let levels = try #require(object?["levels"] as? [[String: Any]])
+        let expected: Set<String> = [
+            "level", "kind", "gets", "hits", "misses", "errors", "hitRatio", "sets", "setErrors", "removes",
+            "removeErrors", "clears", "memoryWarnings", "backfills", "backfillFailures", "getP50Nanoseconds",
+            "getP99Nanoseconds", "entries", "countLimit", "bytes", "capacityBytes", "levelCounters", "lastError",
+        ]
+        for level in levels { #expect(Set(level.keys) == expected, "\(level.keys.sorted())") }
+        let l1 = try #require(levels.first { $0["level"] as? String == "L1" })
+        #expect(l1["gets"] as? Int == 40 && l1["hits"] as? Int == 36)
+        #expect(l1["hitRatio"] as? Double == 0.9)
+        #expect((l1["capacityBytes"] as? Int ?? 0) > 0 && (l1["bytes"] as? Int ?? 0) > 0)
+        #expect(l1["getP50Nanoseconds"] is Int || l1["getP50Nanoseconds"] is NSNull)
+        #expect(!runner.statisticsJSON().contains("\"getP50\""), "no unitless latency field")
+    }
+
     // D9: after a reset under load no level shows more answers than gets.
     @Test func resetUnderLoadKeepsCountersConsistent() async throws {
         let model = ExplorerModel(pipeline: try Pipeline(Self.spec(originLatency: .milliseconds(300))))
