@@ -36,13 +36,14 @@ public enum Units {
         return "\(bytes) B"
     }
 
-    /// Compact bytes for panes: `812`, `31.5K`, `4.0M`.
+    /// Compact bytes for panes, in the pipeline file's binary units: `812B`,
+    /// `31.5KiB`, `4.0MiB`, `1.2GiB`.
     public static func shortBytes(_ bytes: Int) -> String {
         let value = Double(bytes)
-        if bytes >= 1 << 30 { return String(format: "%.1fG", value / Double(1 << 30)) }
-        if bytes >= 1 << 20 { return String(format: "%.1fM", value / Double(1 << 20)) }
-        if bytes >= 1 << 10 { return String(format: "%.1fK", value / Double(1 << 10)) }
-        return "\(bytes)"
+        if bytes >= 1 << 30 { return String(format: "%.1fGiB", value / Double(1 << 30)) }
+        if bytes >= 1 << 20 { return String(format: "%.1fMiB", value / Double(1 << 20)) }
+        if bytes >= 1 << 10 { return String(format: "%.1fKiB", value / Double(1 << 10)) }
+        return "\(bytes)B"
     }
 
     public static func format(_ duration: Duration) -> String {
