@@ -60,6 +60,13 @@ func run(kind: String, iterations: Int) async -> Bool {
         for i in 0..<iterations { blackHole(try? await floor.get(keys[i & mask])) }
     case "concrete":
         for i in 0..<iterations { blackHole(try? await memory.get(keys[i & mask])) }
+    case "set-replace":
+        for i in 0..<iterations { try? memory.store(values[i & mask], forKey: keys[i & mask]) }
+    case "set-evict", "set-evict-adaptive":
+        // Room for a quarter of the keys: every set of the cycle evicts.
+        let small = MemoryCacheLevel<String, Data>(capacity: 256 * 64, policy: kind == "set-evict" ? .lru : .adaptive)
+        for i in 0..<iterations { try? small.store(values[i & mask], forKey: keys[i & mask]) }
+        blackHole(small.evictions)
     case "adaptive":
         let adaptive = filled(policy: .adaptive)
         for i in 0..<iterations { blackHole(try? await adaptive.get(keys[i & mask])) }

@@ -36,8 +36,12 @@ extension MemoryCacheLevel {
     /// Applies every buffered hit to the policy (call with its lock held).
     @inlinable
     func drainReads(_ policy: inout AdaptivePolicy<Key>) {
-        for shard in shards where shard.pendingReads.load(ordering: .relaxed) > 0 {
-            drainReads(of: shard, into: &policy)
+        // Borrowed from the array's buffer, so that checking 16 shards does
+        // not retain and release each of them.
+        shards.withUnsafeBufferPointer { shards in
+            for index in shards.indices where shards[index].pendingReads.load(ordering: .relaxed) > 0 {
+                drainReads(of: shards[index], into: &policy)
+            }
         }
     }
 
