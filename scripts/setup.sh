@@ -8,8 +8,10 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 
 # ncurses wide-char headers and libraries (explorer), tmux (explorer end-to-end tests),
 # redis-server and redis-tools (redis-benchmark) for the StrataRedis integration tests and benchmark,
-# valgrind for the get-hit instruction-count guard (scripts/callgrind-guard.sh, run by `make test`).
-for pkg in libncurses-dev tmux redis-server redis-tools valgrind; do
+# valgrind for the get-hit instruction-count guard (scripts/callgrind-guard.sh, run by `make test`),
+# ncurses-term for the direct-colour terminal descriptions (xterm-direct, tmux-direct) the
+# explorer uses for true colour.
+for pkg in libncurses-dev ncurses-term tmux redis-server redis-tools valgrind; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 

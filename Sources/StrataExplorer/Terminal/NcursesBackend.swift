@@ -20,7 +20,14 @@ public final class NcursesBackend {
         // The user's locale decides: not UTF-8 (LC_ALL=C, say) means ASCII,
         // as the README promises; nothing switches it to C.UTF-8 behind their back.
         let codeset = String(cString: strata_init_locale())
-        guard let screen = strata_newterm(term) else { throw TerminalError.unknownTerminal(term) }
+        // True colour: ncurses sends 24-bit colours only for a terminal
+        // description with direct colour (`xterm-direct`, `tmux-direct`), so
+        // when COLORTERM says the terminal has them, use that description.
+        let environment = ProcessInfo.processInfo.environment
+        let direct = noColor ? nil : Self.directColorTerminal(term: term, environment: environment)
+        guard let screen = direct.flatMap({ strata_newterm($0) }) ?? strata_newterm(term) else {
+            throw TerminalError.unknownTerminal(term)
+        }
         self.screen = screen
         window = strata_stdscr()
         guard strata_has_cursor_addressing() != 0 else {
@@ -52,14 +59,50 @@ public final class NcursesBackend {
         }
     }
 
+    /// Whether colours are drawn exactly (24-bit), not mapped to a palette.
+    public var isTrueColor: Bool { colorCount >= 1 << 24 }
+
+    /// The direct-colour description to use for `term` when the environment
+    /// says the terminal has true colour (`COLORTERM=truecolor` or `24bit`):
+    /// `tmux-direct` inside tmux, else `<name>-direct` for the family of
+    /// `term` (`xterm-256color` → `xterm-direct`), if installed.
+    nonisolated static func directColorTerminal(term: String, environment: [String: String]) -> String? {
+        guard let colorTerm = environment["COLORTERM"]?.lowercased(), colorTerm == "truecolor" || colorTerm == "24bit"
+        else { return nil }
+        if term.hasSuffix("-direct") { return nil }  // already direct
+        let family = String(term.prefix { $0 != "-" })
+        var candidates = ["\(family)-direct"]
+        if environment["TMUX"] != nil || family == "tmux" || family == "screen" { candidates.insert("tmux-direct", at: 0) }
+        return candidates.first { terminfoExists($0, environment: environment) }
+    }
+
+    /// Whether a terminfo entry named `name` is installed (the places ncurses searches).
+    nonisolated static func terminfoExists(_ name: String, environment: [String: String]) -> Bool {
+        guard let first = name.first, !name.contains("/") else { return false }
+        var directories: [String] = []
+        if let terminfo = environment["TERMINFO"] { directories.append(terminfo) }
+        if let home = environment["HOME"] { directories.append(home + "/.terminfo") }
+        if let dirs = environment["TERMINFO_DIRS"] { directories += dirs.split(separator: ":").map(String.init) }
+        directories += ["/etc/terminfo", "/lib/terminfo", "/usr/share/terminfo", "/usr/lib/terminfo"]
+        let hex = String(first.asciiValue ?? 0, radix: 16)
+        return directories.contains { directory in
+            FileManager.default.fileExists(atPath: "\(directory)/\(first)/\(name)")
+                || FileManager.default.fileExists(atPath: "\(directory)/\(hex)/\(name)")
+        }
+    }
+
     /// Maps a theme onto colour pairs for this terminal's colour depth:
-    /// 256 colours → xterm-256; 8/16 → the basic 8; none → attributes only.
+    /// direct colour → the theme's exact RGB; 256 colours → xterm-256;
+    /// 8/16 → the basic 8; none → attributes only.
     public func apply(_ theme: Theme) {
         for role in Role.allCases {
             let style = theme.style(for: role)
             var attrs = style.attributes
             var pair: Int16 = 0
-            if colorCount >= 8 {
+            if isTrueColor {
+                pair = Int16(role.rawValue + 1)
+                _ = init_extended_pair(Int32(pair), style.foreground.direct ?? -1, style.background.direct ?? -1)
+            } else if colorCount >= 8 {
                 let fg = (colorCount >= 256 ? style.foreground.xterm256 : style.foreground.basic8) ?? -1
                 let bg = (colorCount >= 256 ? style.background.xterm256 : style.background.basic8) ?? -1
                 pair = Int16(role.rawValue + 1)

@@ -20,6 +20,14 @@ public enum ThemeColor: Equatable, Sendable {
         return Int16(16 + 36 * level(ri) + 6 * level(gi) + level(bi))
     }
 
+    /// The colour as a direct-colour number (`0xRRGGBB`) for a terminal with
+    /// 24-bit colour. Direct-colour descriptions read 0…7 as the 8 basic
+    /// colours, so those (near-black blues) are nudged to 8.
+    public var direct: Int32? {
+        guard case .rgb(let r, let g, let b) = self else { return nil }
+        return max(8, Int32(r) << 16 | Int32(g) << 8 | Int32(b))
+    }
+
     /// The nearest of the 8 basic colours (0 black … 7 white): each channel
     /// above half counts as on.
     public var basic8: Int16? {
