@@ -225,3 +225,43 @@ import Testing
         #expect(model.panes()[1].lastError != nil)
     }
 }
+
+/// Issue 10, item 2: the event log says why a level missed.
+@Suite struct MissReasonPathTests {
+    @Test func anExpiredEntryIsShownAsSuch() {
+        let events = [
+            CacheEvent(level: "L1", operation: .get, outcome: .miss, key: "k", duration: .microseconds(3), isBackfill: false,
+                       error: nil, missReason: .expired),
+            CacheEvent(level: "L2", operation: .get, outcome: .miss, key: "k", duration: .microseconds(9), isBackfill: false,
+                       error: nil, missReason: .absent),
+            CacheEvent(level: "origin", operation: .get, outcome: .hit, key: "k", duration: .milliseconds(2), isBackfill: false,
+                       error: nil),
+        ]
+        let path = ExplorerModel.path(events)
+        #expect(path.hasPrefix("L1 miss (expired) → L2 miss → origin hit"), "\(path)")
+    }
+
+    /// On the live pipeline: a memory level with a 50 ms TTL shows the
+    /// expired miss in the log once the TTL has passed.
+    @Test func aLevelsTTLShowsInTheLog() async throws {
+        let spec = PipelineSpec(name: "ttl", levels: [
+            LevelSpec(name: "L1", kind: .memory(capacity: 64 * 1024, countLimit: 100), ttl: .milliseconds(50)),
+            LevelSpec(name: "origin", kind: .origin(latency: .zero, jitter: .zero, failureRate: 0, valueSize: 8)),
+        ])
+        let model = ExplorerModel(pipeline: try Pipeline(spec))
+        defer { model.shutdown() }
+        _ = await model.execute(.get(key: "k"))
+        await model.pipeline.cache.waitForPendingWrites()
+        // The TTL is wall-clock time: ask until it has passed (at most 5 s).
+        let deadline = ContinuousClock.now + .seconds(5)
+        var line = ""
+        while ContinuousClock.now < deadline {
+            _ = await model.execute(.get(key: "k"))
+            line = model.events.first { $0.text.hasPrefix("get k ") }?.text ?? ""
+            if line.contains("L1 miss (expired)") { break }
+            await model.pipeline.cache.waitForPendingWrites()
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(line.contains("L1 miss (expired) → origin hit"), "\(line)")
+    }
+}

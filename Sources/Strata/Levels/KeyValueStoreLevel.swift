@@ -150,6 +150,7 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
         guard let entry = try domain()[storageKey] else { return nil }
         if let expires = entry.expiresAt, clock.now().nanosecondsSince1970 >= expires {
             try? mutate { $0[storageKey] = nil }
+            CacheContext.noteExpired()
             return nil
         }
         return CacheEntry(value: try codec.decoded(entry.value),

@@ -25,6 +25,7 @@ extension MemoryCacheLevel {
             return (CacheEntry(value: state.nodes[Int(i)].value!, expiresAt: deadline), false, full)
         }
         if expired {
+            CacheContext.noteExpired()
             adaptiveRemove(hashed, in: shard, onlyIfExpiredAt: clock.now().nanosecondsSince1970)
         } else if full {
             // Someone holding the lock will drain it; if not, later hits are dropped.

@@ -130,7 +130,10 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             let deadline = expiresAt == 0 ? nil : CacheInstant(nanosecondsSince1970: expiresAt)
             return (CacheEntry(value: state.nodes[Int(i)].value!, expiresAt: deadline), nil)
         }
-        if let expiredCost { account(count: -1, cost: -expiredCost) }
+        if let expiredCost {
+            account(count: -1, cost: -expiredCost)
+            CacheContext.noteExpired()
+        }
         return entry
     }
 

@@ -16,9 +16,12 @@ public struct CacheEvent: Sendable, Equatable, CustomStringConvertible {
     public let isBackfill: Bool
     /// The error's description when `outcome == .error`.
     public let error: String?
+    /// Why a get missed (`outcome == .miss`) in a traced request
+    /// (``RequestTrace``); `nil` otherwise.
+    public let missReason: MissReason?
 
     public init(level: String, operation: CacheOperation, outcome: Outcome, key: String,
-                duration: Duration, isBackfill: Bool, error: String?) {
+                duration: Duration, isBackfill: Bool, error: String?, missReason: MissReason? = nil) {
         self.level = level
         self.operation = operation
         self.outcome = outcome
@@ -26,6 +29,7 @@ public struct CacheEvent: Sendable, Equatable, CustomStringConvertible {
         self.duration = duration
         self.isBackfill = isBackfill
         self.error = error
+        self.missReason = missReason
     }
 
     public var description: String {
@@ -33,6 +37,7 @@ public struct CacheEvent: Sendable, Equatable, CustomStringConvertible {
         var text = "\(level) \(isBackfill ? "back-fill" : operation.rawValue) \(key) \(outcome.rawValue)"
         text += ms >= 1 ? String(format: " %.1f ms", ms) : String(format: " %.0f µs", ms * 1000)
         if let error { text += ": \(error)" }
+        if missReason == .expired { text += " (expired)" }
         return text
     }
 }

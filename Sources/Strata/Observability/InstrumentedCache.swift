@@ -93,7 +93,15 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
     @inlinable @inline(__always)
     func getStarted() -> (CounterStripe, UInt64) {
         let stripe = counters.stripe
-        return (stripe, stripe.sample(shift: counters.sampleShift) || watched ? monotonicNanoseconds() : 0)
+        return (stripe, stripe.sample(shift: counters.sampleShift) || watched ? timedGetStarted() : 0)
+    }
+
+    /// The clock reading of a timed get; a traced one first forgets any
+    /// stale expiry note, so the miss it reports is this get's.
+    @usableFromInline
+    func timedGetStarted() -> UInt64 {
+        if watched { _ = CacheContext.trace?.takeExpiredNote() }
+        return monotonicNanoseconds()
     }
 
     /// Counts a get that answered (a hit or a miss); a timed one goes on in
@@ -108,7 +116,10 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
     func getTimed(_ key: Key, hit: Bool, start: UInt64) {
         let elapsed = monotonicNanoseconds() &- start
         statistics.counters.getLatency.record(nanoseconds: elapsed)
-        if watched { report(.get, hit ? .hit : .miss, key, .nanoseconds(Int64(clamping: elapsed)), nil) }
+        guard watched else { return }
+        // Why a traced get missed: the level below noted an expired entry, or it had none.
+        let reason: MissReason? = hit ? nil : CacheContext.trace.map { $0.takeExpiredNote() ? .expired : .absent }
+        report(.get, hit ? .hit : .miss, key, .nanoseconds(Int64(clamping: elapsed)), nil, missReason: reason)
     }
 
     /// The error path of a get: cancelled gets are counted apart from errors.
@@ -181,7 +192,7 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
     @usableFromInline
     func report(
         _ operation: CacheOperation, _ outcome: CacheEvent.Outcome, _ key: some Sendable,
-        _ duration: Duration, _ error: (any Error)?
+        _ duration: Duration, _ error: (any Error)?, missReason: MissReason? = nil
     ) {
         let bus = statistics.bus
         if let error, !(error is CancellationError) {
@@ -195,7 +206,8 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
         guard bus.wantsEvents else { return }
         bus.emit(CacheEvent(
             level: statistics.name, operation: operation, outcome: outcome, key: describeKey(key),
-            duration: duration, isBackfill: CacheContext.isBackfill, error: error.map { "\($0)" }
+            duration: duration, isBackfill: CacheContext.isBackfill, error: error.map { "\($0)" },
+            missReason: missReason
         ))
     }
 }

@@ -10,6 +10,8 @@ public final class RequestTrace: Sendable {
         /// Parked waiters and the event count each waits for.
         var wanted: [UInt64: Int] = [:]
         var waiters = WaiterQueue<Void>()
+        /// A level below the get being observed found its entry expired.
+        var expiredNoted = false
     }
 
     private let state = Mutex(State())
@@ -34,6 +36,19 @@ public final class RequestTrace: Sendable {
             }
         }
         for waiter in ready { waiter.resume() }
+    }
+
+    /// Notes that the level being asked found its entry expired
+    /// (``CacheContext/noteExpired()``); the instrumented level around it
+    /// takes the note when it reports the miss.
+    public func noteExpired() { state.withLock { $0.expiredNoted = true } }
+
+    /// Whether an expiry was noted since the last call (and forgets it).
+    public func takeExpiredNote() -> Bool {
+        state.withLock { state in
+            defer { state.expiredNoted = false }
+            return state.expiredNoted
+        }
     }
 
     /// The events so far, in the order they finished.

@@ -424,6 +424,8 @@ public final class ExplorerModel: Sendable {
                 pending.removeAll { above.contains($0) }
             }
             var text = "\(event.level) \(event.outcome.rawValue)"
+            // A plain miss: the level holds nothing for the key.
+            if event.outcome == .miss && event.missReason == .expired { text += " (expired)" }
             if event.outcome == .hit || event.duration >= .milliseconds(1) {
                 text += " " + Units.latency(UInt64(max(0, event.duration.nanoseconds)))
             }

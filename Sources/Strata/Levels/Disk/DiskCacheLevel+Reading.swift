@@ -69,6 +69,7 @@ extension DiskCacheLevel {
             let now = clock.now().nanosecondsSince1970
             if header.expiresAt != 0 && now >= header.expiresAt {
                 deleteEntryFile(id, expecting: fingerprint)
+                CacheContext.noteExpired()
                 return nil
             }
             let valueStart = DiskEntryHeader.size + header.keyLength
