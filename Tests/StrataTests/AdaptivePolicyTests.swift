@@ -62,11 +62,14 @@ import Testing
         var ghosts = GhostList()
         for hash in 0..<20 { ghosts.add(hash) }
         #expect(ghosts.count == 16)
-        #expect(!ghosts.remove(3), "forgotten")
-        #expect(ghosts.remove(4) && !ghosts.remove(4), "a hit consumes the member")
+        let forgotten = !ghosts.remove(3)
+        #expect(forgotten, "forgotten")
+        let hit = ghosts.remove(4), again = ghosts.remove(4)
+        #expect(hit && !again, "a hit consumes the member")
         ghosts.ensureLimit(32)
         for hash in 100..<116 { ghosts.add(hash) }
-        #expect(ghosts.remove(19) && ghosts.remove(115))
+        let kept = ghosts.remove(19), newest = ghosts.remove(115)
+        #expect(kept && newest)
         #expect(ghosts.count == 29)
     }
 
