@@ -21,13 +21,12 @@ import Testing
     }
 
     /// `.adaptive` against max(LRU, W-TinyLFU with a fixed 1% window) − 1
-    /// point, libCacheSim's columns. The sketch hashes Swift's per-process
-    /// seeded `hashValue`, so a row's ratio moves by up to about 3 points from
-    /// one process to the next (sprite @ 1000 was seen from 86 to 89.6): a row
-    /// below its target is a known issue (issue 11 is open on it), and every
-    /// row is held hard to the target − 4 points, which still fails if the
-    /// policy loses what frequency buys (LRU is 10–20 points lower on multi1,
-    /// multi2 and ps) or what recency buys on sprite.
+    /// point, libCacheSim's columns, held hard with 0.5 point of slack. The
+    /// sketch hashes Swift's per-process seeded `hashValue`; across 10
+    /// processes (release build) the rows were multi1 67.7–68.0, multi2 @ 1000
+    /// 56.7–57.5, @ 2000 69.0–69.5, ps 66.2–66.3, sprite @ 500 78.0–78.4,
+    /// @ 1000 89.7–89.8, so a row falls short of its target by at most the
+    /// slack (multi2 @ 2000, 0.5 at worst).
     @Test(arguments: [
         ("multi1", 1000, 48.2, 68.7),
         ("multi2", 1000, 47.8, 56.9),
@@ -40,10 +39,7 @@ import Testing
         let trace = try SharedTraces.load(name)
         let adaptive = percent(.adaptive, trace, size: size)
         let target = max(lru, tinyLFU) - 1
-        withKnownIssue("\(name) @ \(size) is not always within 1 point of the best (it varies with the hash seed)", isIntermittent: true) {
-            #expect(adaptive >= target, "\(name) @ \(size): adaptive \(adaptive)%, target \(target)%")
-        }
-        #expect(adaptive >= target - 4, "\(name) @ \(size): adaptive \(adaptive)%, floor \(target - 4)%")
+        #expect(adaptive >= target - 0.5, "\(name) @ \(size): adaptive \(adaptive)%, target \(target)%")
     }
 
     @Test func traceLengths() throws {
@@ -64,17 +60,17 @@ import Testing
         #expect(abs(small - 48.9) <= 1.5, "zipf @ 1000: \(small)%")
         #expect(abs(large - 72.3) <= 1.5, "zipf @ 10000: \(large)%")
         let adaptiveSmall = results[1].hitRatio * 100, adaptiveLarge = results[3].hitRatio * 100
-        #expect(adaptiveSmall >= 58.8 - 1.5, "zipf @ 1000: adaptive \(adaptiveSmall)%")
-        #expect(adaptiveLarge >= 77.1 - 1, "zipf @ 10000: adaptive \(adaptiveLarge)%")
+        #expect(adaptiveSmall >= 58.8 - 1.5, "zipf @ 1000: adaptive \(adaptiveSmall)%")  // 58.4 seen
+        #expect(adaptiveLarge >= 77.1 - 1.5, "zipf @ 10000: adaptive \(adaptiveLarge)%")  // 77.5 seen
     }
 
     /// The first 250,000 requests of the Zipf row at 1,000: W-TinyLFU gains
-    /// 10 points over LRU on the whole row; `.adaptive` gains 6 to 9 here,
-    /// depending on the process (the sketch hashes Swift's per-process seeded
-    /// `hashValue`; seen 6.1 on a fresh clone), so at least 5 is required.
+    /// 10 points over LRU on the whole row; `.adaptive` gains 9.0 to 9.2 here
+    /// across processes (LRU 49.05%, adaptive 58.1–58.2%), so at least 8 is
+    /// required.
     @Test func zipfSample() {
         let trace = Workload.zipf(items: 100_000, theta: 0.99, requests: 250_000).trace(seed: 42)
         let lru = percent(.lru, trace, size: 1000), adaptive = percent(.adaptive, trace, size: 1000)
-        #expect(adaptive >= lru + 5, "zipf sample @ 1000: lru \(lru)%, adaptive \(adaptive)%")
+        #expect(adaptive >= lru + 8, "zipf sample @ 1000: lru \(lru)%, adaptive \(adaptive)%")
     }
 }

@@ -37,6 +37,57 @@ import Testing
     }
 }
 
+@Suite struct SketchGrowthAndGhostTests {
+    @Test func incrementsAreConservative() {
+        // A key sharing counters with a popular one reads at most what the
+        // popular one was when they met, not their sum.
+        var sketch = FrequencySketch(entries: 16)
+        for key in 0..<64 { sketch.increment(key) }
+        let before = (0..<64).map { sketch.frequency($0) }
+        sketch.increment(3)
+        #expect(sketch.frequency(3) == before[3] + 1, "only the counters at the minimum move, and the minimum moves by one")
+    }
+
+    @Test func growingKeepsEveryEstimate() {
+        var sketch = FrequencySketch(entries: 16)
+        for key in 0..<40 { for _ in 0..<(key % 7) { sketch.increment(key) } }
+        let before = (0..<40).map { sketch.frequency($0) }
+        sketch.ensureCapacity(1_000)
+        #expect(sketch.capacity == 1024)
+        #expect(sketch.sampleSize == 10 * sketch.capacity)
+        #expect((0..<40).map { sketch.frequency($0) } == before)
+    }
+
+    @Test func ghostListForgetsTheOldestBeyondItsLimit() {
+        var ghosts = GhostList()
+        for hash in 0..<20 { ghosts.add(hash) }
+        #expect(ghosts.count == 16)
+        let forgotten = !ghosts.remove(3)
+        #expect(forgotten, "forgotten")
+        let hit = ghosts.remove(4), again = ghosts.remove(4)
+        #expect(hit && !again, "a hit consumes the member")
+        ghosts.ensureLimit(32)
+        for hash in 100..<116 { ghosts.add(hash) }
+        let kept = ghosts.remove(19), newest = ghosts.remove(115)
+        #expect(kept && newest)
+        #expect(ghosts.count == 29)
+    }
+
+    @Test func ghostHitsMoveTheWindow() {
+        var adapter = WindowAdapter()
+        let start = adapter.share
+        adapter.recordExit(1, fromWindow: true)
+        adapter.recordMiss(1, entries: 100)
+        #expect(adapter.share > start)
+        let grown = adapter.share
+        adapter.recordExit(2, fromWindow: false)
+        adapter.recordMiss(2, entries: 100)
+        #expect(adapter.share < grown)
+        adapter.recordMiss(3, entries: 100)
+        #expect(adapter.share < grown, "a key never seen leaving moves nothing")
+    }
+}
+
 @Suite struct AdaptiveMemoryLevelTests {
     /// A skewed request stream with scans mixed in.
     func requests(seed: UInt64, count: Int, keySpace: Int) -> [Int] {

@@ -8,9 +8,10 @@
 //                                               └────overflow───────┘
 //
 // - The window takes every new entry, so a burst of new keys is served while
-//   it is recent. Its share of the capacity is chosen by a hill climber
-//   (`HillClimber`): recency-heavy workloads grow it, frequency-heavy ones
-//   shrink it.
+//   it is recent. Its share of the capacity follows ghost hits
+//   (`WindowAdapter`): misses on keys the window recently let go grow it
+//   (recency-heavy workloads), misses on keys main recently evicted shrink it
+//   (frequency-heavy ones).
 // - The main region is segmented LRU: probation holds entries seen once in
 //   main, protected (80% of main) those hit again.
 // - When the level is over capacity, entries pushed out of the window
@@ -66,7 +67,9 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     @usableFromInline var probation = PolicyList()
     @usableFromInline var protected = PolicyList()
     @usableFromInline var sketch: FrequencySketch
-    @usableFromInline var climber = HillClimber()
+    /// Chooses the window's share (the name predates ghost-based adaptation;
+    /// the level reads `climber.share`).
+    @usableFromInline var climber = WindowAdapter()
     @usableFromInline let capacity: Int
     @usableFromInline let countLimit: Int?
     @usableFromInline var admissionsRejected = 0
@@ -148,7 +151,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
         append(id, to: .window)
         sketch.ensureCapacity(totalCount)
         sketch.increment(key.hash)
-        climber.recordMiss()
+        climber.recordMiss(key.hash, entries: totalCount)
         return id
     }
 
@@ -156,7 +159,6 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     @inlinable mutating func access(_ id: Int32, hash: Int) {
         guard Int(id) < nodes.count, let key = nodes[Int(id)].key, key.hash == hash else { return }
         sketch.increment(hash)
-        climber.recordHit()
         touch(id)
     }
 
@@ -213,7 +215,8 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     /// `evicted` with each one's key and cost, least wanted first. Call it
     /// after every insert: it also moves the window's overflow to probation.
     @inlinable mutating func evict(_ evicted: (HashedKey<Key>, Int) -> Void) {
-        if climber.climb(sampleSize: 5 * max(totalCount, 16)) { demoteProtectedOverflow() }
+        // The share may have moved since the last call.
+        demoteProtectedOverflow()
         // Window overflow becomes candidates at probation's most recent end.
         var candidates = 0
         while window.count > 0 && exceeds(window, share: climber.share) {
@@ -250,6 +253,9 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
             } else {
                 id = candidate
                 admissionsRejected += 1
+            }
+            if let hash = nodes[Int(id)].key?.hash {
+                climber.recordExit(hash, fromWindow: id == candidate || victimRegion == .window)
             }
             if id == candidate {
                 if nodes[Int(id)].region == .probation {

@@ -1,0 +1,112 @@
+/// Chooses the admission window's share of the cache from ghost hits: ARC's
+/// adaptation, applied to W-TinyLFU's window.
+///
+/// It remembers the hashes of the latest entries that left the cache from
+/// the window side (candidates that lost their duel, window entries evicted)
+/// and from the main region (victims), up to a quarter of the entries held
+/// for each. A miss on a key the window recently let go says a larger window
+/// would have hit; a miss on one the main region recently evicted says a
+/// larger main region would have. Each such miss moves the share by half an
+/// entry toward that side, times the other list's size over this one's when
+/// that is larger (ARC's rule: the side that lets fewer keys go is not
+/// outvoted just for being smaller).
+///
+/// It replaces a hill climber (Caffeine's scheme), which compared the hit
+/// ratios of successive samples of requests. On real traces the hit ratio
+/// moves between samples by far more than a window change explains (sprite
+/// swings by ±10 points from one 5,000-request sample to the next), so the
+/// climber's direction was close to a coin toss, settled by differences as
+/// small as the sketch's collisions under Swift's per-process hash seed: hit
+/// ratios moved by up to 3 points from one process to the next, and a
+/// recency-heavy trace reached a large window too late. Ghost hits weigh both
+/// choices over the same requests, so noise in the workload cancels out.
+///
+/// The cost is on misses only (two dictionary look-ups, and one insertion
+/// per eviction); hits do not touch it.
+@usableFromInline
+struct WindowAdapter: Sendable {
+    @usableFromInline static var initialShare: Double { 0.01 }
+    /// Entries the window gains or loses per ghost hit (before ARC's ratio).
+    @usableFromInline static var step: Double { 0.5 }
+    /// Each ghost list remembers this share of the entries held (at least 16).
+    @usableFromInline static var ghostShare: Double { 0.25 }
+
+    /// The window's current share of the capacity (0...1; at 1 the level is plain LRU).
+    @usableFromInline var share = WindowAdapter.initialShare
+    /// Keys that left from the window side: a larger window would have kept them.
+    @usableFromInline var windowGhosts = GhostList()
+    /// Keys evicted from the main region: a larger main region would have kept them.
+    @usableFromInline var mainGhosts = GhostList()
+
+    @inlinable init() {}
+
+    /// A miss on `hash` while the level holds `entries` entries.
+    @inlinable mutating func recordMiss(_ hash: Int, entries: Int) {
+        let entries = max(entries, 16)
+        let limit = max(16, Int(Self.ghostShare * Double(entries)))
+        windowGhosts.ensureLimit(limit)
+        mainGhosts.ensureLimit(limit)
+        let windowCount = Double(max(windowGhosts.count, 1)), mainCount = Double(max(mainGhosts.count, 1))
+        if windowGhosts.remove(hash) {
+            move(by: Self.step * max(1, mainCount / windowCount) / Double(entries))
+        } else if mainGhosts.remove(hash) {
+            move(by: -Self.step * max(1, windowCount / mainCount) / Double(entries))
+        }
+    }
+
+    /// `hash` left the cache, from the window side or from the main region.
+    @inlinable mutating func recordExit(_ hash: Int, fromWindow: Bool) {
+        if fromWindow { windowGhosts.add(hash) } else { mainGhosts.add(hash) }
+    }
+
+    @inlinable mutating func move(by amount: Double) {
+        share = min(max(share + amount, 0), 1)
+    }
+}
+
+/// The hashes of the latest keys that left the cache one way, in a ring of
+/// at most `limit` (ARC's ghost list); the oldest are forgotten first.
+@usableFromInline
+struct GhostList: Sendable {
+    /// Hashes with the sequence number they were added at, oldest at `head` once full.
+    @usableFromInline var ring: [(hash: Int, sequence: Int)] = []
+    @usableFromInline var head = 0
+    @usableFromInline var sequence = 0
+    /// Each member's latest sequence number (a hash added twice is one member).
+    @usableFromInline var members: [Int: Int] = [:]
+    @usableFromInline var limit = 16
+
+    @inlinable init() {}
+
+    @inlinable var count: Int { members.count }
+
+    /// Adds `hash` as the newest member, forgetting the oldest beyond `limit`.
+    @inlinable mutating func add(_ hash: Int) {
+        sequence += 1
+        members[hash] = sequence
+        if ring.count < limit {
+            ring.append((hash, sequence))
+            return
+        }
+        let oldest = ring[head]
+        if members[oldest.hash] == oldest.sequence { members[oldest.hash] = nil }
+        ring[head] = (hash, sequence)
+        head = head + 1 == ring.count ? 0 : head + 1
+    }
+
+    /// Whether `hash` is a member; it stops being one.
+    @inlinable mutating func remove(_ hash: Int) -> Bool {
+        members.removeValue(forKey: hash) != nil
+    }
+
+    /// Raises the limit (it never shrinks).
+    @inlinable mutating func ensureLimit(_ newLimit: Int) {
+        guard newLimit > limit else { return }
+        if head > 0 {
+            // Oldest first again, so that growing appends the newest at the end.
+            ring = Array(ring[head...] + ring[..<head])
+            head = 0
+        }
+        limit = newLimit
+    }
+}
