@@ -239,3 +239,30 @@ import Testing
         #expect(present.reduce(0) { $0 + ($1 * 2) % 13 + 1 } == level.totalCost)
     }
 }
+
+/// The ghost lists' table against a Dictionary, under random operations with
+/// many colliding keys (so probe runs wrap and deletions shift them).
+@Suite struct HashedIntTableTests {
+    @Test func agreesWithADictionaryUnderRandomOperations() {
+        var generator = SplitMix64(seed: 7)
+        var table = HashedIntTable()
+        var reference: [Int: Int] = [:]
+        for step in 1...200_000 {
+            // Keys from a small range, multiplied so that many share home slots.
+            let key = Int(generator.next() % 512) &* 1024 &- 40_000
+            switch generator.next() % 3 {
+            case 0:
+                table.set(key, step)
+                reference[key] = step
+            case 1:
+                #expect(table.remove(key) == reference.removeValue(forKey: key))
+            default:
+                #expect(table[key] == reference[key])
+            }
+            if step % 50_000 == 0 {
+                #expect(table.count == reference.count)
+                for (key, value) in reference { #expect(table[key] == value) }
+            }
+        }
+    }
+}

@@ -6,7 +6,7 @@ public enum EvictionPolicy: String, Sendable, Hashable, CaseIterable {
     /// W-TinyLFU with an adaptive admission window: new entries pass through
     /// a small LRU window, then must have been requested more often than the
     /// entry they would displace to enter the main (segmented LRU) region.
-    /// The window's share adapts to the workload by hill climbing. A `set`
+    /// The window's share adapts to the workload (ghost hits, as in ARC). A `set`
     /// can be declined (it still succeeds; a later get misses), counted in
     /// ``MemoryCacheLevel/admissionsRejected``.
     case adaptive

@@ -11,7 +11,7 @@ extension MemoryCacheLevel {
 
     /// The admission window's current share of the capacity (0...1), or
     /// nil under ``EvictionPolicy/lru``.
-    public var windowShare: Double? { isAdaptive ? adaptive.withLock { $0.climber.share } : nil }
+    public var windowShare: Double? { isAdaptive ? adaptive.withLock { $0.adapter.share } : nil }
 
     @inlinable
     func adaptiveEntry(_ hashed: HashedKey<Key>, in shard: LRUShard<Key, Value>) -> CacheEntry<Value>? {

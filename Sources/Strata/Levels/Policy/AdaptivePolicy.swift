@@ -67,9 +67,8 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     @usableFromInline var probation = PolicyList()
     @usableFromInline var protected = PolicyList()
     @usableFromInline var sketch: FrequencySketch
-    /// Chooses the window's share (the name predates ghost-based adaptation;
-    /// the level reads `climber.share`).
-    @usableFromInline var climber = WindowAdapter()
+    /// Chooses the window's share from ghost hits.
+    @usableFromInline var adapter = WindowAdapter()
     @usableFromInline let capacity: Int
     @usableFromInline let countLimit: Int?
     @usableFromInline var admissionsRejected = 0
@@ -92,7 +91,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
             || (countLimit.map { Double(list.count) > share * Double($0) } ?? false)
     }
 
-    @inlinable var protectedShare: Double { (1 - climber.share) * 0.8 }
+    @inlinable var protectedShare: Double { (1 - adapter.share) * 0.8 }
 
     // MARK: Lists
 
@@ -151,7 +150,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
         append(id, to: .window)
         sketch.ensureCapacity(totalCount)
         sketch.increment(key.hash)
-        climber.recordMiss(key.hash, entries: totalCount)
+        adapter.recordMiss(key.hash, entries: totalCount)
         return id
     }
 
@@ -196,9 +195,9 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     }
 
     @inlinable mutating func removeAll() {
-        let kept = (sketch, climber, admissionsRejected)
+        let kept = (sketch, adapter, admissionsRejected)
         self = AdaptivePolicy(capacity: capacity, countLimit: countLimit)
-        (sketch, climber, admissionsRejected) = kept
+        (sketch, adapter, admissionsRejected) = kept
     }
 
     @inlinable mutating func demoteProtectedOverflow() {
@@ -219,7 +218,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
         demoteProtectedOverflow()
         // Window overflow becomes candidates at probation's most recent end.
         var candidates = 0
-        while window.count > 0 && exceeds(window, share: climber.share) {
+        while window.count > 0 && exceeds(window, share: adapter.share) {
             let id = window.first
             unlink(id)
             append(id, to: .probation)
@@ -255,7 +254,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
                 admissionsRejected += 1
             }
             if let hash = nodes[Int(id)].key?.hash {
-                climber.recordExit(hash, fromWindow: id == candidate || victimRegion == .window)
+                adapter.recordExit(hash, fromWindow: id == candidate || victimRegion == .window)
             }
             if id == candidate {
                 if nodes[Int(id)].region == .probation {

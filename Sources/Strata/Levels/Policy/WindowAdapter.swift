@@ -73,7 +73,7 @@ struct GhostList: Sendable {
     @usableFromInline var head = 0
     @usableFromInline var sequence = 0
     /// Each member's latest sequence number (a hash added twice is one member).
-    @usableFromInline var members: [Int: Int] = [:]
+    @usableFromInline var members = HashedIntTable()
     @usableFromInline var limit = 16
 
     @inlinable init() {}
@@ -83,20 +83,20 @@ struct GhostList: Sendable {
     /// Adds `hash` as the newest member, forgetting the oldest beyond `limit`.
     @inlinable mutating func add(_ hash: Int) {
         sequence += 1
-        members[hash] = sequence
+        members.set(hash, sequence)
         if ring.count < limit {
             ring.append((hash, sequence))
             return
         }
         let oldest = ring[head]
-        if members[oldest.hash] == oldest.sequence { members[oldest.hash] = nil }
+        if members[oldest.hash] == oldest.sequence { members.remove(oldest.hash) }
         ring[head] = (hash, sequence)
         head = head + 1 == ring.count ? 0 : head + 1
     }
 
     /// Whether `hash` is a member; it stops being one.
     @inlinable mutating func remove(_ hash: Int) -> Bool {
-        members.removeValue(forKey: hash) != nil
+        members.remove(hash) != nil
     }
 
     /// Raises the limit (it never shrinks).
