@@ -89,94 +89,56 @@ public struct ScriptRunner {
 /// The JSON `strata run --json` prints: one object per level, every figure
 /// named with its unit (`getP99Nanoseconds`, `bytes`, `capacityBytes`,
 /// `hitRatio` from 0 to 1); counts are plain numbers; `null` when a level does
-/// not know a figure (an origin has no entries).
+/// not know a figure (an origin has no entries), so every level has every key.
 struct ScriptReport: Encodable {
+    /// One figure of a level; `nil` is written as `null`.
+    enum Field: Encodable {
+        case int(Int?), uint(UInt64?), double(Double?), string(String?), counts([String: Int])
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .int(let value): try value.map { try container.encode($0) } ?? container.encodeNil()
+            case .uint(let value): try value.map { try container.encode($0) } ?? container.encodeNil()
+            case .double(let value): try value.map { try container.encode($0) } ?? container.encodeNil()
+            case .string(let value): try value.map { try container.encode($0) } ?? container.encodeNil()
+            case .counts(let value): try container.encode(value)
+            }
+        }
+    }
+
     struct Level: Encodable {
-        var level: String
-        var kind: String
-        var gets: Int
-        var hits: Int
-        var misses: Int
-        var errors: Int
-        var hitRatio: Double?
-        var sets: Int
-        var setErrors: Int
-        var removes: Int
-        var removeErrors: Int
-        var clears: Int
-        var memoryWarnings: Int
-        var backfills: Int
-        var backfillFailures: Int
-        var getP50Nanoseconds: UInt64?
-        var getP99Nanoseconds: UInt64?
-        var entries: Int?
-        var countLimit: Int?
-        var bytes: Int?
-        var capacityBytes: Int?
-        /// The level's own counters (a memory level's `evictions`, a Redis
-        /// level's `invalidations`), by name; all are counts.
-        var levelCounters: [String: Int]?
-        var lastError: String?
+        /// The level's figures, in the order they are listed in the README.
+        let fields: [(String, Field)]
 
         init(_ pane: PaneState) {
             let s = pane.stats
-            level = pane.name
-            kind = pane.summary
-            gets = s.gets
-            hits = s.hits
-            misses = s.misses
-            errors = s.errors
-            hitRatio = s.requests == 0 ? nil : (s.hitRatio * 1_000_000).rounded() / 1_000_000
-            sets = s.sets
-            setErrors = s.setErrors
-            removes = s.removes
-            removeErrors = s.removeErrors
-            clears = s.clears
-            memoryWarnings = s.memoryWarnings
-            backfills = s.backfills
-            backfillFailures = s.backfillFailures
-            getP50Nanoseconds = s.getP50
-            getP99Nanoseconds = s.getP99
-            entries = pane.entries
-            countLimit = pane.countLimit
-            bytes = pane.bytes
-            capacityBytes = pane.capacity
-            levelCounters = s.levelCounters
-            lastError = pane.lastError
+            fields = [
+                ("level", .string(pane.name)), ("kind", .string(pane.summary)),
+                ("gets", .int(s.gets)), ("hits", .int(s.hits)), ("misses", .int(s.misses)), ("errors", .int(s.errors)),
+                ("hitRatio", .double(s.requests == 0 ? nil : (s.hitRatio * 1_000_000).rounded() / 1_000_000)),
+                ("sets", .int(s.sets)), ("setErrors", .int(s.setErrors)), ("removes", .int(s.removes)),
+                ("removeErrors", .int(s.removeErrors)), ("clears", .int(s.clears)),
+                ("memoryWarnings", .int(s.memoryWarnings)), ("backfills", .int(s.backfills)),
+                ("backfillFailures", .int(s.backfillFailures)),
+                ("getP50Nanoseconds", .uint(s.getP50)), ("getP99Nanoseconds", .uint(s.getP99)),
+                ("entries", .int(pane.entries)), ("countLimit", .int(pane.countLimit)),
+                ("bytes", .int(pane.bytes)), ("capacityBytes", .int(pane.capacity)),
+                // The level's own counters (a memory level's `evictions`), all counts.
+                ("levelCounters", .counts(s.levelCounters ?? [:])), ("lastError", .string(pane.lastError)),
+            ]
         }
 
-        /// Absent figures are written as `null`, so every level has every key.
+        struct Name: CodingKey {
+            let stringValue: String
+            init(stringValue: String) { self.stringValue = stringValue }
+            var intValue: Int? { nil }
+            init?(intValue: Int) { nil }
+        }
+
         func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(level, forKey: .level)
-            try c.encode(kind, forKey: .kind)
-            try c.encode(gets, forKey: .gets)
-            try c.encode(hits, forKey: .hits)
-            try c.encode(misses, forKey: .misses)
-            try c.encode(errors, forKey: .errors)
-            try c.encode(hitRatio, forKey: .hitRatio)
-            try c.encode(sets, forKey: .sets)
-            try c.encode(setErrors, forKey: .setErrors)
-            try c.encode(removes, forKey: .removes)
-            try c.encode(removeErrors, forKey: .removeErrors)
-            try c.encode(clears, forKey: .clears)
-            try c.encode(memoryWarnings, forKey: .memoryWarnings)
-            try c.encode(backfills, forKey: .backfills)
-            try c.encode(backfillFailures, forKey: .backfillFailures)
-            try c.encode(getP50Nanoseconds, forKey: .getP50Nanoseconds)
-            try c.encode(getP99Nanoseconds, forKey: .getP99Nanoseconds)
-            try c.encode(entries, forKey: .entries)
-            try c.encode(countLimit, forKey: .countLimit)
-            try c.encode(bytes, forKey: .bytes)
-            try c.encode(capacityBytes, forKey: .capacityBytes)
-            try c.encode(levelCounters ?? [:], forKey: .levelCounters)
-            try c.encode(lastError, forKey: .lastError)
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case level, kind, gets, hits, misses, errors, hitRatio, sets, setErrors, removes, removeErrors, clears
-            case memoryWarnings, backfills, backfillFailures, getP50Nanoseconds, getP99Nanoseconds
-            case entries, countLimit, bytes, capacityBytes, levelCounters, lastError
+            var container = encoder.container(keyedBy: Name.self)
+            for (name, field) in fields { try container.encode(field, forKey: Name(stringValue: name)) }
         }
     }
 
