@@ -104,6 +104,14 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         shards[(key.hash >> 7) & (Self.shardCount - 1)]
     }
 
+    /// Runs `body` with the shard of `key`, borrowed from the array's buffer:
+    /// taking it out of the array retains and releases it, an atomic write to
+    /// the shard's header on every read that two threads then fight over.
+    @inlinable @inline(__always)
+    func withShard<R>(for key: HashedKey<Key>, _ body: (LRUShard<Key, Value>) -> R) -> R {
+        shards.withUnsafeBufferPointer { body($0[(key.hash >> 7) & (Self.shardCount - 1)]) }
+    }
+
     /// The value for `key` without suspending (a hit counts as a use).
     @inlinable
     public func value(forKey key: Key) -> Value? {
@@ -114,7 +122,11 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     @inlinable
     public func storedEntry(forKey key: Key) -> CacheEntry<Value>? {
         let hashed = HashedKey(key)
-        let shard = shard(for: hashed)
+        return withShard(for: hashed) { shard in storedEntry(hashed, in: shard) }
+    }
+
+    @inlinable @inline(__always)
+    func storedEntry(_ hashed: HashedKey<Key>, in shard: LRUShard<Key, Value>) -> CacheEntry<Value>? {
         if isAdaptive { return adaptiveEntry(hashed, in: shard) }
         let (entry, expiredCost) = shard.state.withLock { state -> (CacheEntry<Value>?, Int?) in
             guard let i = state.find(hashed) else { return (nil, nil) }
@@ -177,12 +189,11 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         }
         let deadline = expiresAt ?? defaultTTL.map { clock.now().advanced(by: $0) }
         let hashed = HashedKey(key)
-        let shard = shard(for: hashed)
         if isAdaptive {
-            adaptiveStore(value, forKey: hashed, in: shard, cost: cost, deadline: deadline)
+            withShard(for: hashed) { adaptiveStore(value, forKey: hashed, in: $0, cost: cost, deadline: deadline) }
             return
         }
-        let (countDelta, costDelta) = shard.state.withLock { state -> (Int, Int) in
+        let (countDelta, costDelta) = withShard(for: hashed) { shard in shard.state.withLock { state -> (Int, Int) in
             state.applyReads()
             let stamp = state.nextStamp()
             // 0 means "never"; a deadline at or before 1970 is already past.
@@ -199,7 +210,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             state.insert(LRUNode(key: hashed, value: value, cost: cost, expiresAt: expires, stamp: stamp))
             shard.publishTail(&state)
             return (1, cost)
-        }
+        } }
         account(count: countDelta, cost: costDelta)
         if totalCost > capacity || (countLimit.map { count > $0 } ?? false) { evict() }
     }
@@ -261,16 +272,17 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     @inlinable
     func removeStored(_ key: Key) {
         let hashed = HashedKey(key)
-        let shard = shard(for: hashed)
         if isAdaptive {
-            adaptiveRemove(hashed, in: shard, onlyIfExpiredAt: nil)
+            withShard(for: hashed) { adaptiveRemove(hashed, in: $0, onlyIfExpiredAt: nil) }
             return
         }
-        let cost = shard.state.withLock { state -> Int? in
-            guard let i = state.find(hashed) else { return nil }
-            let cost = state.removeNode(i)
-            shard.publishTail(&state)
-            return cost
+        let cost = withShard(for: hashed) { shard in
+            shard.state.withLock { state -> Int? in
+                guard let i = state.find(hashed) else { return nil }
+                let cost = state.removeNode(i)
+                shard.publishTail(&state)
+                return cost
+            }
         }
         if let cost { account(count: -1, cost: -cost) }
     }
