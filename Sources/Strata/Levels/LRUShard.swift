@@ -120,9 +120,9 @@ struct LRUShardState<Key: Hashable, Value> {
         liveCount += 1
     }
 
-    @inlinable mutating func indexRemove(_ key: HashedKey<Key>, node: Int32) {
+    @inlinable mutating func indexRemove(hash: Int, node: Int32) {
         let mask = slots.count - 1
-        var hole = home(key.hash)
+        var hole = home(hash)
         while slots[hole] != node + 1 { hole = (hole + 1) & mask }
         slots[hole] = 0
         liveCount -= 1
@@ -132,7 +132,7 @@ struct LRUShardState<Key: Hashable, Value> {
             j = (j + 1) & mask
             let slot = slots[j]
             if slot == 0 { return }
-            let ideal = home(nodes[Int(slot - 1)].key!.hash)
+            let ideal = home(nodes[Int(slot - 1)].key?.hash ?? 0)
             let between = hole <= j ? (hole < ideal && ideal <= j) : (hole < ideal || ideal <= j)
             if !between {
                 slots[hole] = slot
@@ -215,8 +215,11 @@ struct LRUShardState<Key: Hashable, Value> {
         }
     }
 
-    @inlinable mutating func insert(_ node: LRUNode<Key, Value>) {
+    /// Inserts `node` (moved in: copying it would retain its key and value
+    /// only to release the originals).
+    @inlinable mutating func insert(_ node: consuming LRUNode<Key, Value>) {
         reserveSlot()
+        let hash = node.key?.hash ?? 0
         let i: Int32
         if let reused = free.popLast() {
             i = reused
@@ -225,7 +228,7 @@ struct LRUShardState<Key: Hashable, Value> {
             i = Int32(nodes.count)
             nodes.append(node)
         }
-        indexInsert(node.key!.hash, node: i)
+        indexInsert(hash, node: i)
         pushFront(i)
     }
 
@@ -233,7 +236,8 @@ struct LRUShardState<Key: Hashable, Value> {
     @inlinable @discardableResult mutating func removeNode(_ i: Int32) -> Int {
         unlink(i)
         let cost = nodes[Int(i)].cost
-        if let key = nodes[Int(i)].key { indexRemove(key, node: i) }
+        // The hash alone: binding the key would copy (retain) it.
+        if let hash = nodes[Int(i)].key?.hash { indexRemove(hash: hash, node: i) }
         nodes[Int(i)].key = nil
         nodes[Int(i)].value = nil
         free.append(i)
