@@ -156,7 +156,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
 
     /// A hit on `id` (recorded by a reader; `hash` guards against a reused id).
     @inlinable mutating func access(_ id: Int32, hash: Int) {
-        guard Int(id) < nodes.count, let key = nodes[Int(id)].key, key.hash == hash else { return }
+        guard Int(id) < nodes.count, nodes[Int(id)].key?.hash == hash else { return }
         sketch.increment(hash)
         touch(id)
     }
