@@ -41,12 +41,20 @@ static inline const char *strata_init_locale(void) {
 }
 
 /// The terminal on file descriptors 0/1, or NULL when TERM is unusable.
+/// The streams are opened once, so a second attempt (another description)
+/// does not leak the first attempt's.
 static inline SCREEN *strata_newterm(const char *term) {
-    FILE *out = fdopen(1, "w");
-    FILE *in = fdopen(0, "r");
+    static FILE *out = NULL;
+    static FILE *in = NULL;
+    if (out == NULL) out = fdopen(1, "w");
+    if (in == NULL) in = fdopen(0, "r");
     if (out == NULL || in == NULL) return NULL;
     return newterm(term, out, in);
 }
+
+/// The colour count of the current terminal description (before
+/// start_color): ncurses builds with the old ABI cap it at 32767.
+static inline int strata_terminfo_colors(void) { return tigetnum("colors"); }
 
 /// Whether the terminal can position the cursor (TERM=dumb cannot).
 static inline int strata_has_cursor_addressing(void) {

@@ -58,6 +58,13 @@ import Testing
             #expect(NcursesBackend.directColorTerminal(term: "screen-256color", environment: ["COLORTERM": "truecolor", "TMUX": "/tmp/t"])
                     == "tmux-direct")
         }
+        // GNU screen outside tmux does not take 24-bit colour; other families
+        // do not borrow xterm's description.
+        #expect(NcursesBackend.directColorTerminal(term: "screen-256color", environment: ["COLORTERM": "truecolor"]) == nil)
+        #expect(NcursesBackend.directColorTerminal(term: "rxvt-unicode-256color", environment: environment) == nil)
+        if NcursesBackend.terminfoExists("st-direct", environment: [:]) {
+            #expect(NcursesBackend.directColorTerminal(term: "st", environment: environment) == "st-direct")
+        }
     }
 
     @Test func directColourNumbersAreExactAndAvoidTheBasicEight() {

@@ -103,3 +103,29 @@ import Testing
         await trace.waitForEvents(count: 1, timeout: .seconds(30))  // already satisfied: returns at once
     }
 }
+
+/// Percentiles of the smallest latencies: a 3 ns sample used to ask for the
+/// lower bound of bucket 4, which trapped (a negative shift).
+@Suite struct LatencyHistogramEdgeTests {
+    @Test func tinyLatenciesHavePercentiles() {
+        let histogram = LatencyHistogram()
+        for nanoseconds: UInt64 in [0, 1, 2, 3, 3, 4, 7, 8] { histogram.record(nanoseconds: nanoseconds) }
+        let snapshot = histogram.snapshot()
+        #expect(snapshot.percentile(0.5) != nil && snapshot.percentile(1) != nil)
+        #expect(snapshot.buckets(perGroup: 3).reduce(0) { $0 + $1.count } == 8)
+        #expect(snapshot.buckets(perGroup: 5).reduce(0) { $0 + $1.count } == 8)
+    }
+
+    @Test func aWindowAcrossAResetIsEverythingSinceTheReset() {
+        let histogram = LatencyHistogram()
+        for _ in 0..<10 { histogram.record(nanoseconds: 1_000) }
+        let before = histogram.snapshot()
+        histogram.reset()
+        histogram.record(nanoseconds: 50_000)
+        let window = histogram.snapshot().minus(before)
+        #expect(window.total == 1)
+        #expect((window.percentile(0.99) ?? 0) > 40_000)
+        for _ in 0..<3 { histogram.record(nanoseconds: 1_000) }
+        #expect(histogram.snapshot().minus(window).total == 3)
+    }
+}

@@ -41,7 +41,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     @usableFromInline let isAdaptive: Bool
     /// The level's read and write paths compiled for the concrete `Key` and
     /// `Value` where the level was created (``MemoryCacheLevel/init(name:capacity:countLimit:policy:defaultTTL:clock:cost:)``
-    /// is inlined there). Code that reaches the level without knowing its
+    /// is `@inlinable`, so it is specialised there). Code that reaches the level without knowing its
     /// types (`any CacheLevel`, an unspecialised generic caller in another
     /// module) calls these instead of the generic path; see ``getIfPresent(_:)``.
     @usableFromInline let specialised: SpecialisedPaths<Key, Value>

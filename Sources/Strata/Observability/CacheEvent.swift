@@ -17,7 +17,10 @@ public struct CacheEvent: Sendable, Equatable, CustomStringConvertible {
     /// The error's description when `outcome == .error`.
     public let error: String?
     /// Why a get missed (`outcome == .miss`) in a traced request
-    /// (``RequestTrace``); `nil` otherwise.
+    /// (``RequestTrace``); `nil` otherwise. Exact for a request whose levels
+    /// are asked one after another (a get through a composition); when one
+    /// trace covers gets running at once (a batch), a note of expiry may be
+    /// credited to another key of the same trace.
     public let missReason: MissReason?
 
     public init(level: String, operation: CacheOperation, outcome: Outcome, key: String,

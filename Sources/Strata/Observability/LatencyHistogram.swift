@@ -23,6 +23,8 @@ public final class LatencyHistogram: Sendable {
     /// The smallest value that lands in bucket `index`.
     static func lowerBound(of index: Int) -> UInt64 {
         if index < 4 { return UInt64(index) }
+        // 4...7 hold nothing (4 ns and up land from 8 on); they start at 4.
+        if index < 8 { return 4 }
         let msb = index / subBuckets, sub = index % subBuckets
         return (UInt64(4 + sub)) << UInt64(msb - 2)
     }
@@ -61,11 +63,12 @@ public struct LatencySnapshot: Sendable, Equatable {
     public var total: UInt64 { counts.reduce(0, +) }
 
     /// The observations recorded between `earlier` and this snapshot (of the
-    /// same histogram), for percentiles over a window. A histogram reset in
-    /// between leaves a bucket at zero, never negative.
+    /// same histogram), for percentiles over a window. After a reset in
+    /// between (a bucket went down), everything since the reset: this snapshot.
     public func minus(_ earlier: LatencySnapshot) -> LatencySnapshot {
-        guard earlier.counts.count == counts.count else { return self }
-        return LatencySnapshot(counts: zip(counts, earlier.counts).map { $0 >= $1 ? $0 - $1 : 0 })
+        guard earlier.counts.count == counts.count,
+              zip(counts, earlier.counts).allSatisfy({ $0 >= $1 }) else { return self }  // reset in between
+        return LatencySnapshot(counts: zip(counts, earlier.counts).map { $0 - $1 })
     }
 
     /// The buckets that hold observations, as (lower bound in nanoseconds,

@@ -108,7 +108,7 @@ struct ScriptReport: Encodable {
     }
 
     struct Level: Encodable {
-        /// The level's figures, in the order they are listed in the README.
+        /// The level's figures (the encoder sorts the keys).
         let fields: [(String, Field)]
 
         init(_ pane: PaneState) {

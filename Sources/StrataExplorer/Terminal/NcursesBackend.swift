@@ -24,10 +24,17 @@ public final class NcursesBackend {
         // description with direct colour (`xterm-direct`, `tmux-direct`), so
         // when COLORTERM says the terminal has them, use that description.
         let environment = ProcessInfo.processInfo.environment
-        let direct = noColor ? nil : Self.directColorTerminal(term: term, environment: environment)
-        guard let screen = direct.flatMap({ strata_newterm($0) }) ?? strata_newterm(term) else {
-            throw TerminalError.unknownTerminal(term)
+        var screen: OpaquePointer?
+        if !noColor, let direct = Self.directColorTerminal(term: term, environment: environment) {
+            screen = strata_newterm(direct)
+            // An ncurses that cannot count 2^24 colours (the old ABI caps
+            // it) would read palette indexes as RGB: use $TERM instead.
+            if let opened = screen, strata_terminfo_colors() < 1 << 24 {
+                delscreen(opened)
+                screen = nil
+            }
         }
+        guard let screen = screen ?? strata_newterm(term) else { throw TerminalError.unknownTerminal(term) }
         self.screen = screen
         window = strata_stdscr()
         guard strata_has_cursor_addressing() != 0 else {
@@ -64,15 +71,21 @@ public final class NcursesBackend {
 
     /// The direct-colour description to use for `term` when the environment
     /// says the terminal has true colour (`COLORTERM=truecolor` or `24bit`):
-    /// `tmux-direct` inside tmux, else `<name>-direct` for the family of
-    /// `term` (`xterm-256color` → `xterm-direct`), if installed.
+    /// `tmux-direct` inside tmux, else `<TERM>-direct`, else `xterm-direct`
+    /// for xterm's family (`xterm-256color`), if installed.
     nonisolated static func directColorTerminal(term: String, environment: [String: String]) -> String? {
         guard let colorTerm = environment["COLORTERM"]?.lowercased(), colorTerm == "truecolor" || colorTerm == "24bit"
         else { return nil }
         if term.hasSuffix("-direct") { return nil }  // already direct
         let family = String(term.prefix { $0 != "-" })
-        var candidates = ["\(family)-direct"]
-        if environment["TMUX"] != nil || family == "tmux" || family == "screen" { candidates.insert("tmux-direct", at: 0) }
+        var candidates: [String] = []
+        // Inside tmux (not GNU screen, which does not take 24-bit colour).
+        if environment["TMUX"] != nil || family == "tmux" { candidates.append("tmux-direct") }
+        // The terminal's own direct description (`kitty-direct`), then, for
+        // xterm's family only, `xterm-direct`: another terminal's key and
+        // capability strings could differ from xterm's.
+        candidates.append("\(term)-direct")
+        if family == "xterm" { candidates.append("xterm-direct") }
         return candidates.first { terminfoExists($0, environment: environment) }
     }
 

@@ -2,8 +2,9 @@
 /// recently (TinyLFU's frequency filter).
 ///
 /// - Each key maps to four 4-bit counters in a table of 64-bit words (16
-///   counters a word), all in one 64-byte block of 8 words (one cache line)
-///   and each in a different word; its frequency is the smallest of the
+///   counters a word), all in one 64-byte block of 8 words (one or two cache
+///   lines: the array's storage is not line-aligned) and each in a different
+///   word; its frequency is the smallest of the
 ///   four, so collisions only ever over-estimate.
 /// - Increments are conservative (minimal increment): only the counters at
 ///   the key's current minimum go up, so a key sharing a counter with a
@@ -72,11 +73,11 @@ struct FrequencySketch: Sendable {
     /// 64-byte block of 8 words is chosen by one mixed hash, and within it
     /// each counter `i` takes a word of its own pair (words 2i and 2i + 1)
     /// and a nibble, from a byte of a second mix (Caffeine's layout: one
-    /// cache line and two multiplications per key, not four).
+    /// block and two mixes per key, not four).
     @inlinable func slots(_ hash: Int) -> (Int, UInt64, Int, UInt64, Int, UInt64, Int, UInt64) {
         let seeds = Self.seeds
         let h = spread(hash, seeds.0)
-        let g = spread(Int(bitPattern: UInt(h)), seeds.1)
+        let g = spread(Int(truncatingIfNeeded: h), seeds.1)
         let block = Int(truncatingIfNeeded: h) & mask & ~7
         @inline(__always) func counter(_ i: Int) -> (Int, UInt64) {
             let byte = g >> UInt64(i * 8)

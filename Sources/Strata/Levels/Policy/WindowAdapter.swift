@@ -21,8 +21,8 @@
 /// recency-heavy trace reached a large window too late. Ghost hits weigh both
 /// choices over the same requests, so noise in the workload cancels out.
 ///
-/// The cost is on misses only (two dictionary look-ups, and one insertion
-/// per eviction); hits do not touch it.
+/// The cost is on misses only (two look-ups in `HashedIntTable`s, and one
+/// insertion per eviction); hits do not touch it.
 @usableFromInline
 struct WindowAdapter: Sendable {
     @usableFromInline static var initialShare: Double { 0.01 }
