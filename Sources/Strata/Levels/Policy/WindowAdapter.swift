@@ -1,3 +1,5 @@
+import DequeModule
+
 /// Chooses the admission window's share of the cache from ghost hits: ARC's
 /// adaptation, applied to W-TinyLFU's window.
 ///
@@ -64,13 +66,14 @@ struct WindowAdapter: Sendable {
     }
 }
 
-/// The hashes of the latest keys that left the cache one way, in a ring of
-/// at most `limit` (ARC's ghost list); the oldest are forgotten first.
+/// The hashes of the latest keys that left the cache one way, oldest first,
+/// at most `limit` of them (ARC's ghost list); the oldest are forgotten
+/// first. A deque, so raising the limit costs nothing (a ring had to be
+/// rotated, a copy of every member, each time the level reached a new size).
 @usableFromInline
 struct GhostList: Sendable {
-    /// Hashes with the sequence number they were added at, oldest at `head` once full.
-    @usableFromInline var ring: [(hash: Int, sequence: Int)] = []
-    @usableFromInline var head = 0
+    /// Hashes with the sequence number they were added at, oldest first.
+    @usableFromInline var order: Deque<(hash: Int, sequence: Int)> = []
     @usableFromInline var sequence = 0
     /// Each member's latest sequence number (a hash added twice is one member).
     @usableFromInline var members = HashedIntTable()
@@ -84,14 +87,10 @@ struct GhostList: Sendable {
     @inlinable mutating func add(_ hash: Int) {
         sequence += 1
         members.set(hash, sequence)
-        if ring.count < limit {
-            ring.append((hash, sequence))
-            return
+        order.append((hash, sequence))
+        while order.count > limit, let oldest = order.popFirst() {
+            if members[oldest.hash] == oldest.sequence { members.remove(oldest.hash) }
         }
-        let oldest = ring[head]
-        if members[oldest.hash] == oldest.sequence { members.remove(oldest.hash) }
-        ring[head] = (hash, sequence)
-        head = head + 1 == ring.count ? 0 : head + 1
     }
 
     /// Whether `hash` is a member; it stops being one.
@@ -101,12 +100,6 @@ struct GhostList: Sendable {
 
     /// Raises the limit (it never shrinks).
     @inlinable mutating func ensureLimit(_ newLimit: Int) {
-        guard newLimit > limit else { return }
-        if head > 0 {
-            // Oldest first again, so that growing appends the newest at the end.
-            ring = Array(ring[head...] + ring[..<head])
-            head = 0
-        }
-        limit = newLimit
+        limit = max(limit, newLimit)
     }
 }
