@@ -13,6 +13,14 @@ func genericGet<L: CacheLevel>(_ level: L, _ key: L.Key) async throws -> L.Value
     try await level.getIfPresent(key)
 }
 
+/// The same through ``CacheLevel/get(_:)``: an unspecialised async body
+/// keeps every `Value` temporary on the task allocator.
+@_semantics("optimize.sil.specialize.generic.never")
+@inline(never)
+func genericThrowingGet<L: CacheLevel>(_ level: L, _ key: L.Key) async throws -> L.Value {
+    try await level.get(key)
+}
+
 /// The floor: a locked dictionary behind an async throwing function.
 final class Floor: Sendable {
     let storage = Mutex<[String: Data]>([:])
@@ -78,6 +86,8 @@ func run(kind: String, iterations: Int) async -> Bool {
         for i in 0..<iterations { blackHole(try? await erased.get(keys[i & mask])) }
     case "generic":
         for i in 0..<iterations { blackHole(try? await genericGet(memory, keys[i & mask])) }
+    case "generic-get":
+        for i in 0..<iterations { blackHole(try? await genericThrowingGet(memory, keys[i & mask])) }
     case "existential-composed":
         let cache = eraseComposed(memory + filled() + filled())
         for i in 0..<iterations { blackHole(try? await cache.get(keys[i & mask])) }

@@ -63,4 +63,55 @@ import Testing
         try await cache.remove("k")
         #expect(try await cache.getIfPresent("k") == nil, "a removed value never comes back")
     }
+
+    @_semantics("optimize.sil.specialize.generic.never") @inline(never)
+    func genericThrowingGet<L: CacheLevel>(_ level: L, _ key: L.Key) async throws -> L.Value {
+        try await level.get(key)
+    }
+
+    /// `get` without the concrete type answers a hit through
+    /// `synchronousValue(forKey:)`; everything else still goes through the
+    /// level's `async` read, so misses, expiry and lower levels are unchanged.
+    @Test func getWithoutTheTypeAnswersHitsWithoutSuspendingAndEverythingElseAsBefore() async throws {
+        let clock = TestClock()
+        let memory = MemoryCacheLevel<String, Int>(capacity: 1 << 20, clock: clock)
+        let erased = erase(memory)
+        try memory.store(1, forKey: "a")
+        #expect(erased.synchronousValue(forKey: "a") == 1)
+        #expect(try await erased.get("a") == 1)
+        #expect(try await genericThrowingGet(memory, "a") == 1)
+        await #expect(throws: FetchError.valueNotInCache) { try await erased.get("absent") }
+        await #expect(throws: FetchError.valueNotInCache) { try await self.genericThrowingGet(memory, "absent") }
+
+        // Expiry: the synchronous read removes and notes it; the get misses with the reason.
+        try memory.store(2, forKey: "old", expiresAt: clock.now().advanced(by: .seconds(1)))
+        clock.advance(by: .seconds(2))
+        let trace = RequestTrace()
+        await #expect(throws: FetchError.valueNotInCache) { try await trace.record { try await erased.get("old") } }
+        #expect(trace.takeExpiredNote(), "the expired entry was noted for the miss reason")
+        #expect(memory.count == 1)
+
+        // A composition: a top hit is answered at once; a top miss reaches the origin and back-fills.
+        let origin = FakeLevel<String, Int>(name: "origin", ["k": 7])
+        let top = MemoryCacheLevel<String, Int>(capacity: 1 << 20)
+        let composed = erase(top + origin)
+        #expect(composed.synchronousValue(forKey: "k") == nil)
+        #expect(try await composed.get("k") == 7)
+        await composed.waitForPendingWrites()
+        #expect(composed.synchronousValue(forKey: "k") == 7, "back-filled into the top level")
+        #expect(try await composed.get("k") == 7)
+        #expect(origin.callCounts.gets == 1, "the second get was a hit at the top")
+        try await composed.remove("k")
+        await #expect(throws: FetchError.valueNotInCache) { try await composed.get("k") }
+
+        // Levels that must suspend (and wrappers that count) answer nothing synchronously.
+        let instrumented = top.instrumented(name: "L1")
+        let observed = erase(instrumented)
+        try top.store(3, forKey: "i")
+        #expect(observed.synchronousValue(forKey: "i") == nil)
+        #expect(try await observed.get("i") == 3)
+        #expect(instrumented.statistics.snapshot().hits == 1, "an instrumented level keeps counting every hit")
+        #expect(erase(origin).synchronousValue(forKey: "k") == nil)
+        #expect(memory.normalize().synchronousValue(forKey: "a") == 1)
+    }
 }

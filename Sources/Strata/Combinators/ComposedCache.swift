@@ -122,6 +122,9 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     @inlinable
     public var synchronousRead: SynchronousRead<Key, Value>? { upper.synchronousRead }
 
+    @inlinable
+    public func synchronousValue(forKey key: Key) -> Value? { upper.synchronousValue(forKey: key) }
+
     /// Asks `upper` for every key, then `lower` only for the keys `upper`
     /// lacks (one batch each), and back-fills what `lower` had.
     public func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {

@@ -83,6 +83,8 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
         return try await getIfPresentClosure(key)
     }
 
+    @inlinable public func synchronousValue(forKey key: Key) -> Value? { synchronousRead?.value(key) }
+
     @inlinable public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         if let entry = synchronousRead?.entry(key) { return entry }
         if let entryClosure { return try await entryClosure(key) }

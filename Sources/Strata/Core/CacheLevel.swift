@@ -72,6 +72,14 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// otherwise. ``normalize()`` takes them once, so an erased hit costs a
     /// plain closure call instead of an `async` one. Default: `nil`.
     var synchronousRead: SynchronousRead<Key, Value>? { get }
+
+    /// The value for `key` when this level answers a hit without suspending
+    /// (a ``MemoryCacheLevel``, a composition whose top level is one); `nil`
+    /// means "not answered here", never "absent". ``get(_:)`` asks it first
+    /// when it runs without the level's concrete type (`any CacheLevel`, an
+    /// unspecialised generic caller), so an erased hit is a plain call instead
+    /// of an `async` one. Default: `nil`.
+    func synchronousValue(forKey key: Key) -> Value?
 }
 
 /// A value read from a level together with its expiry.
@@ -93,6 +101,9 @@ extension CacheLevel {
     /// The value for `key`. Throws ``FetchError/valueNotInCache`` on a miss.
     @inlinable @inline(__always)
     public func get(_ key: Key) async throws -> Value {
+        // Without the concrete type an `async` witness call costs a task
+        // frame and an executor check; a memory hit needs neither.
+        if !_isConcrete(Self.self), let value = synchronousValue(forKey: key) { return value }
         guard let value = try await getIfPresent(key) else { throw FetchError.valueNotInCache }
         return value
     }
@@ -126,6 +137,9 @@ extension CacheLevel {
     public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {}
 
     public var synchronousRead: SynchronousRead<Key, Value>? { nil }
+
+    @inlinable
+    public func synchronousValue(forKey key: Key) -> Value? { nil }
 }
 
 /// A short name for a level type: the type name without its generic arguments.

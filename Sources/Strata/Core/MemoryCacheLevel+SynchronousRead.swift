@@ -11,4 +11,9 @@ extension MemoryCacheLevel {
         let paths = specialised
         return SynchronousRead(value: { [self] key in paths.value(self, key) }, entry: { [self] key in paths.entry(self, key) })
     }
+
+    @inlinable
+    public func synchronousValue(forKey key: Key) -> Value? {
+        isSpecialised ? value(forKey: key) : specialised.value(self, key)
+    }
 }
