@@ -17,16 +17,27 @@ struct DiskScenario {
         let raw = root + "/raw"
         try FileManager.default.createDirectory(atPath: raw, withIntermediateDirectories: true)
         let level = try DiskCacheLevel<String, Data>(directory: URL(fileURLWithPath: root + "/level"), capacity: 1 << 30)
+        let adaptive = try DiskCacheLevel<String, Data>(directory: URL(fileURLWithPath: root + "/adaptive"),
+                                                        capacity: 1 << 30, policy: .adaptive)
+        // Full levels of 64 entries: every set of a new key evicts one.
+        let entry = 56 + 5 + 12 + 4096
+        let smallLRU = try DiskCacheLevel<String, Data>(directory: URL(fileURLWithPath: root + "/small-lru"),
+                                                        capacity: 64 * entry)
+        let smallAdaptive = try DiskCacheLevel<String, Data>(directory: URL(fileURLWithPath: root + "/small-adaptive"),
+                                                             capacity: 64 * entry, policy: .adaptive)
         let keys = (0..<256).map { "item:\($0)" }
         let value = Data(repeating: 0x5A, count: 4096)
         for key in keys {
             try await level.set(value, forKey: key)
+            try await adaptive.set(value, forKey: key)
             _ = FileManager.default.createFile(atPath: raw + "/" + key, contents: value)
         }
         let ops = max(2_000, options.opsPerRun / 100)
 
         var rawReads: [Double] = [], levelReads: [Double] = []
         var rawWrites: [Double] = [], levelWrites: [Double] = []
+        var adaptiveReads: [Double] = [], lruEvicting: [Double] = [], adaptiveEvicting: [Double] = []
+        var fresh = 0
         var buffer = [UInt8](repeating: 0, count: 4097)
         for _ in 0..<options.runs {
             rawReads.append(timeOps(ops) { i in
@@ -37,6 +48,17 @@ struct DiskScenario {
             levelReads.append(await timeOpsAsync(ops) { i in
                 blackHole(try? await level.get(keys[i % keys.count]))
             })
+            adaptiveReads.append(await timeOpsAsync(ops) { i in
+                blackHole(try? await adaptive.get(keys[i % keys.count]))
+            })
+            let first = fresh
+            lruEvicting.append(await timeOpsAsync(ops / 4) { i in
+                try? await smallLRU.set(value, forKey: "new:\(String(first + i + 1_000_000).suffix(7))")
+            })
+            adaptiveEvicting.append(await timeOpsAsync(ops / 4) { i in
+                try? await smallAdaptive.set(value, forKey: "new:\(String(first + i + 1_000_000).suffix(7))")
+            })
+            fresh += ops / 4
             rawWrites.append(timeOps(ops / 4) { i in
                 let temp = raw + "/.tmp-\(i)"
                 let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
@@ -50,10 +72,16 @@ struct DiskScenario {
         }
         let readBase = report.row("baseline raw read(2) of a 4 KiB file", threads: 1, samples: rawReads)
         report.add(readBase)
-        report.add(report.row("DiskCacheLevel get, 4 KiB hit", threads: 1, samples: levelReads, baseline: readBase))
+        let levelRead = report.row("DiskCacheLevel get, 4 KiB hit", threads: 1, samples: levelReads, baseline: readBase)
+        report.add(levelRead)
+        report.add(report.row("DiskCacheLevel .adaptive get, 4 KiB hit", threads: 1, samples: adaptiveReads, baseline: levelRead))
         let writeBase = report.row("baseline raw write + rename, 4 KiB", threads: 1, samples: rawWrites)
         report.add(writeBase)
         report.add(report.row("DiskCacheLevel set, 4 KiB", threads: 1, samples: levelWrites, baseline: writeBase))
+        let lruRow = report.row("DiskCacheLevel set, 4 KiB, evicting", threads: 1, samples: lruEvicting, baseline: writeBase)
+        report.add(lruRow)
+        report.add(report.row("DiskCacheLevel .adaptive set, 4 KiB, evicting", threads: 1, samples: adaptiveEvicting,
+                              baseline: lruRow))
     }
 
     func timeOps(_ ops: Int, _ body: (Int) -> Void) -> Double {

@@ -8,6 +8,16 @@ import Strata
 import Testing
 
 @Suite struct ReadmeExamples {
+    @Test func diskLevel() async throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-readme-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: url) }
+        // README: The disk level
+        let disk = try DiskCacheLevel<String, Data>(directory: url, capacity: 100 << 20)
+        let lruDisk = try DiskCacheLevel<String, Data>(directory: url, capacity: 100 << 20, policy: .lru)
+        // end
+        #expect(disk.policy == .adaptive && lruDisk.policy == .lru)
+    }
+
     @Test func quickTour() async throws {
         // README: Compose levels
         let memory = MemoryCacheLevel<String, Data>(capacity: 64 * 1024 * 1024)

@@ -3,7 +3,7 @@ import Strata
 @testable import StrataExplorer
 import Testing
 
-/// A pipeline file chooses a memory level's eviction policy; the pane names it
+/// A pipeline file chooses a memory or disk level's eviction policy; the pane names it
 /// and shows an adaptive level's window share and declined sets.
 @Suite struct ExplorerPolicyTests {
     static let file = """
@@ -17,6 +17,10 @@ import Testing
         kind: memory
         capacity: 64KiB
         policy: lru
+      - name: disk
+        kind: disk
+        capacity: 4KiB
+        policy: adaptive
       - name: origin
         kind: origin
         latency: 0ms
@@ -25,7 +29,7 @@ import Testing
 
     @Test func aPipelineFileChoosesThePolicyAndThePaneShowsIt() async throws {
         let spec = try PipelineFile.parse(Self.file, file: "policies.yaml")
-        #expect(spec.levels.map(\.policy) == [.adaptive, .lru, nil])
+        #expect(spec.levels.map(\.policy) == [.adaptive, .lru, .adaptive, nil])
         let model = ExplorerModel(pipeline: try Pipeline(spec))
         defer { model.shutdown() }
         // More distinct keys than L1 holds, so admission has to decide.
@@ -36,6 +40,9 @@ import Testing
         #expect(panes[0].configuration.contains("window ") && panes[0].configuration.contains("declined "),
                 "L1: \(panes[0].configuration)")
         #expect(!panes[1].configuration.contains("declined"))
+        #expect(panes[2].summary.hasPrefix("disk · adaptive"), "\(panes[2].summary)")
+        #expect(panes[2].configuration.contains("window ") && panes[2].configuration.contains("declined "),
+                "disk: \(panes[2].configuration)")
     }
 
     @Test func anUnknownPolicyIsAnErrorNamingFileAndLine() {

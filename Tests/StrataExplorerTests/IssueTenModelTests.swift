@@ -60,7 +60,8 @@ import Testing
         let runner = ScriptRunner(model: model, write: { _ in }, writeError: { _ in })
         _ = await runner.run(lines: ["get a", "pause", "get a", "get b"], source: "test")
         let l1 = try #require(runner.statisticsTable().components(separatedBy: "\n").first { $0.hasPrefix("L1 ") })
-        let columns = l1.split(separator: " ", omittingEmptySubsequences: true)
+        // Columns are two or more spaces apart (the kind column has single spaces: "memory · lru").
+        let columns = l1.split(separator: try Regex("  +"), omittingEmptySubsequences: true)
         #expect(columns.count > 4 && columns[2] == "3" && columns[3] == "1", "L1 row: \(l1)")
         #expect(runner.statisticsJSON().contains("\"gets\" : 3"))
     }

@@ -31,13 +31,13 @@ import Glibc
     @Test func persistsAcrossInstancesWithLRUOrder() async throws {
         let dir = TemporaryDirectory(); defer { dir.remove() }
         do {
-            let level = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20)
+            let level = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20, policy: .lru)
             for key in ["a", "b", "c"] { try await level.set(bytes(100), forKey: key) }
             _ = try await level.get("a")
             level.flushAccessTimes()
         }
         let entrySize = 56 + 5 + 1 + 100  // header + "data\0" + key + value
-        let reopened = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20)
+        let reopened = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20, policy: .lru)
         #expect(reopened.count == 3)
         #expect(reopened.totalSize == 3 * entrySize)
         await reopened.trim(toSize: 2 * entrySize)
@@ -49,7 +49,7 @@ import Glibc
     @Test func capacityEvictionFollowsReads() async throws {
         let dir = TemporaryDirectory(); defer { dir.remove() }
         let entrySize = 56 + 5 + 1 + 1000
-        let level = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 3 * entrySize)
+        let level = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 3 * entrySize, policy: .lru)
         for key in ["a", "b", "c"] { try await level.set(bytes(1000), forKey: key) }
         #expect(level.totalSize == 3 * entrySize, "capacity is inclusive")
         _ = try await level.get("a")

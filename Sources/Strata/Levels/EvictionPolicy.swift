@@ -1,4 +1,4 @@
-/// How a ``MemoryCacheLevel`` chooses what to evict.
+/// How a ``MemoryCacheLevel`` or a ``DiskCacheLevel`` chooses what to evict.
 public enum EvictionPolicy: String, Sendable, Hashable, CaseIterable {
     /// Exact least-recently-used order across the level; every set is kept.
     /// The default.
@@ -8,6 +8,6 @@ public enum EvictionPolicy: String, Sendable, Hashable, CaseIterable {
     /// entry they would displace to enter the main (segmented LRU) region.
     /// The window's share adapts to the workload (ghost hits, as in ARC). A `set`
     /// can be declined (it still succeeds; a later get misses), counted in
-    /// ``MemoryCacheLevel/admissionsRejected``.
+    /// ``MemoryCacheLevel/admissionsRejected`` (``DiskCacheLevel/admissionsRejected``).
     case adaptive
 }

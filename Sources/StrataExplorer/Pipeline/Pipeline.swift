@@ -69,18 +69,20 @@ public final class Pipeline: Sendable {
 
     public func level(named name: String) -> LiveLevel? { levels.first { $0.spec.name == name } }
 
+    /// The live line of a level under the adaptive policy: its window share and declined sets.
+    static func policySummary(window: Double?, declined: Int) -> String {
+        (window.map { String(format: "window %.0f%%", $0 * 100) } ?? "") + " · declined \(declined)"
+    }
+
     static func build(_ spec: LevelSpec, toggle: Toggle?, temporary: inout [URL]) throws -> LiveLevel {
         switch spec.kind {
         case .memory(let capacity, let countLimit):
             let memory = MemoryCacheLevel<String, Data>(name: spec.name, capacity: capacity, countLimit: countLimit,
-                                                         policy: spec.policy ?? .lru, defaultTTL: spec.ttl)
+                                                         policy: spec.policy ?? spec.kind.defaultPolicy ?? .lru, defaultTTL: spec.ttl)
             var live = finish(spec, memory, toggle: toggle, entries: { memory.count }, bytes: { memory.totalCost },
                               capacity: capacity, countLimit: countLimit)
             if memory.policy == .adaptive {
-                live.liveConfiguration = {
-                    let window = memory.windowShare.map { String(format: "window %.0f%%", $0 * 100) } ?? ""
-                    return window + " · declined \(memory.admissionsRejected)"
-                }
+                live.liveConfiguration = { policySummary(window: memory.windowShare, declined: memory.admissionsRejected) }
             }
             return live
         case .disk(let path, let capacity):
@@ -95,12 +97,16 @@ public final class Pipeline: Sendable {
             let disk: DiskCacheLevel<String, Data>
             do {
                 disk = try DiskCacheLevel<String, Data>(name: spec.name, directory: directory, capacity: capacity,
-                                                         defaultTTL: spec.ttl)
+                                                         defaultTTL: spec.ttl, policy: spec.policy ?? spec.kind.defaultPolicy ?? .adaptive)
             } catch {
                 throw PipelineBuildError(level: spec.name, message: "\(error)")
             }
-            return finish(spec, disk, toggle: toggle, entries: { disk.count }, bytes: { disk.totalSize },
-                          capacity: capacity, countLimit: nil)
+            var live = finish(spec, disk, toggle: toggle, entries: { disk.count }, bytes: { disk.totalSize },
+                              capacity: capacity, countLimit: nil)
+            if disk.policy == .adaptive {
+                live.liveConfiguration = { policySummary(window: disk.windowShare, declined: disk.admissionsRejected) }
+            }
+            return live
         case .origin(let latency, let jitter, let failureRate, let valueSize):
             let origin = SimulatedOrigin(latency: latency, jitter: jitter, failureRate: failureRate, valueSize: valueSize)
             return finish(spec, origin, toggle: toggle, entries: { nil }, bytes: { nil }, capacity: nil, countLimit: nil)

@@ -22,7 +22,7 @@ public struct PipelineFileError: Error, Equatable, CustomStringConvertible {
 public enum PipelineFile {
     static let levelFields: [String: Set<String>] = [
         "memory": ["capacity", "count", "policy"],
-        "disk": ["path", "capacity"],
+        "disk": ["path", "capacity", "policy"],
         "origin": ["latency", "jitter", "failure-rate", "value-size"],
         "http": ["base-url", "timeout"],
         "redis": ["url", "prefix"],

@@ -36,6 +36,16 @@ public struct LevelSpec: Equatable, Sendable {
             case .redis: "redis"
             }
         }
+
+        /// The eviction policy a level of this kind gets when the file names
+        /// none (the library's defaults); nil for kinds without one.
+        public var defaultPolicy: EvictionPolicy? {
+            switch self {
+            case .memory: .lru
+            case .disk: .adaptive
+            case .origin, .http, .redis: nil
+            }
+        }
     }
 
     public var name: String
@@ -65,7 +75,7 @@ public struct LevelSpec: Equatable, Sendable {
     /// `disk · pooled · ttl 5m · cond:disk-on`
     public var summary: String {
         var parts = [kind.label]
-        if let policy { parts.append(policy.rawValue) }
+        if let policy = policy ?? kind.defaultPolicy { parts.append(policy.rawValue) }
         if pooled { parts.append("pooled") }
         if let capRequests { parts.append("cap \(capRequests)") }
         if let ttl { parts.append("ttl \(Units.format(ttl))") }

@@ -35,7 +35,8 @@ extension DiskCacheLevel {
         }
     }
 
-    /// Evicts least-recently-used entries until at most `size` bytes remain.
+    /// Evicts entries (least recently used first, or as the adaptive policy
+    /// chooses) until at most `size` bytes remain.
     public func trim(toSize size: Int) async {
         let victims = state.withLock { Self.evict(&$0, toSize: max(size, 0)) }
         deleteFiles(victims)
@@ -43,15 +44,13 @@ extension DiskCacheLevel {
 
     // MARK: Deleting
 
-    /// Pops least-recently-used entries until the index is within `size`.
+    /// Evicts from the index until it is within `size`; returns the files to delete.
     static func evict(_ state: inout State, toSize size: Int) -> [(id: EntryID, fingerprint: EntryFingerprint)] {
-        var victims: [(id: EntryID, fingerprint: EntryFingerprint)] = []
-        while state.index.totalSize > size, let (id, entry) = state.index.popLeastRecent() {
-            state.dirtyAccess[id] = nil
+        state.index.evict(toSize: size).map { victim in
+            state.dirtyAccess[victim.id] = nil
             state.counters.evictions += 1
-            victims.append((id, entry.fingerprint))
+            return (victim.id, victim.entry.fingerprint)
         }
-        return victims
     }
 
     func deleteFiles(_ victims: [(id: EntryID, fingerprint: EntryFingerprint)]) {

@@ -14,11 +14,14 @@ import Synchronization
 ///   a crash) never sees half an entry. A failed write (disk full) throws and
 ///   leaves the previous entry intact.
 /// - **Privacy:** files are created 0600 and directories 0700.
-/// - **Capacity** counts file bytes (header + key + value). Eviction removes the
-///   least recently used entries by our own recorded access time (not
-///   atime/mtime, which Linux does not keep reliably). Size accounting is
-///   signed and rebuilt from the directory at start, so files deleted behind
-///   its back only make a later read a miss.
+/// - **Capacity** counts file bytes (header + key + value). Under
+///   ``EvictionPolicy/lru`` (the default) eviction removes the least recently
+///   used entries by our own recorded access time (not atime/mtime, which
+///   Linux does not keep reliably); under ``EvictionPolicy/adaptive`` the
+///   memory level's W-TinyLFU decides (a new entry may be declined: its set
+///   succeeds, the file is deleted, ``admissionsRejected`` counts it). Size
+///   accounting is signed and rebuilt from the directory at start, so files
+///   deleted behind its back only make a later read a miss.
 /// - **Deletes are checked:** an expired, corrupt or evicted entry is deleted
 ///   only if the file still holds the version that was judged (creation time,
 ///   checksum and size), so a newer entry that another writer renamed into
@@ -49,14 +52,14 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
 
     /// Everything behind the level's lock.
     struct State: Sendable {
-        var index = DiskIndex()
+        var index: DiskIndex
         /// Access times read since the last flush, for the headers.
         var dirtyAccess: [EntryID: Int64] = [:]
         var counters = Counters()
 
-        /// Forgets every entry; the counters stay.
+        /// Forgets every entry; the counters (and what the policy learnt) stay.
         mutating func reset() {
-            index = DiskIndex()
+            index.removeAll()
             dirtyAccess = [:]
         }
     }
@@ -69,10 +72,12 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
     public let name: String
     public let clock: any CacheClock
     public let codec: CacheCodec<Value>
+    /// How entries are chosen for eviction.
+    public let policy: EvictionPolicy
     let defaultTTL: Duration?
     let keyBytes: @Sendable (Key) -> [UInt8]
     let path: String
-    let state = Mutex(State())
+    let state: Mutex<State>
     /// Keeps this process's writers and deleters of one entry file apart.
     let entryLocks = EntryLocks()
     let directoryRecovery = Mutex(())
@@ -90,6 +95,7 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
         capacity: Int,
         codec: CacheCodec<Value>,
         defaultTTL: Duration? = nil,
+        policy: EvictionPolicy = .adaptive,
         clock: any CacheClock = SystemClock(),
         keyBytes: @escaping @Sendable (Key) -> [UInt8]
     ) throws {
@@ -101,6 +107,8 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
         self.name = name
         self.clock = clock
         self.codec = codec
+        self.policy = policy
+        self.state = Mutex(State(index: DiskIndex(policy: policy, capacity: capacity)))
         self.defaultTTL = defaultTTL
         let codecName = codec.name
         // The codec's name is part of the file name: two caches of different
@@ -136,8 +144,15 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
     public var corruptEntriesRemoved: Int { state.withLock { $0.counters.corruptRemoved } }
     /// Entries that did not decode with this level's codec (left in place).
     public var decodeFailures: Int { state.withLock { $0.counters.decodeFailures } }
-    /// Entries evicted for capacity so far.
+    /// Entries evicted for capacity so far (under `.adaptive`, including new
+    /// entries that admission declined).
     public var evictions: Int { state.withLock { $0.counters.evictions } }
+    /// New entries that ``EvictionPolicy/adaptive`` declined (or let go
+    /// before their first read); 0 under `.lru`.
+    public var admissionsRejected: Int { state.withLock { $0.index.admissionsRejected } }
+    /// The admission window's current share of the capacity (0...1), or nil
+    /// under ``EvictionPolicy/lru``.
+    public var windowShare: Double? { state.withLock { $0.index.windowShare } }
     /// Times the directory was found deleted and created again.
     public var directoryRecreations: Int { state.withLock { $0.counters.directoryRecreations } }
 

@@ -10,7 +10,15 @@ struct DiskIndexEntry: Equatable, Sendable {
 
 /// The disk level's own index: entries by ``EntryID`` in a doubly linked
 /// least-recently-used list (indices into `nodes`, most recent at `head`),
-/// with the total size of the files it knows.
+/// with the total size of the files it knows, and the eviction decisions.
+///
+/// Under ``EvictionPolicy/lru`` the least recent entries go first. Under
+/// ``EvictionPolicy/adaptive`` the index also feeds an ``AdaptivePolicy``
+/// (entries by id, costs in file bytes; its frequency sketch lives in memory
+/// and starts empty at each start, which the window absorbs) and asks it
+/// which entries to let go: a new entry that loses admission is among them.
+/// The disk level takes its lock on every read anyway, so reads reach the
+/// policy directly rather than through a buffer.
 ///
 /// Not thread-safe: ``DiskCacheLevel`` keeps it behind its lock.
 struct DiskIndex: Sendable {
@@ -19,6 +27,8 @@ struct DiskIndex: Sendable {
         var entry: DiskIndexEntry
         var prev: Int32
         var next: Int32
+        /// The entry's id in `adaptive` (-1 under LRU).
+        var policyID: Int32 = -1
     }
 
     private var positions: [EntryID: Int32] = [:]
@@ -28,18 +38,47 @@ struct DiskIndex: Sendable {
     private var tail: Int32 = -1
     /// Sum of the sizes of the entries.
     private(set) var totalSize = 0
+    /// The W-TinyLFU state under ``EvictionPolicy/adaptive``.
+    private var adaptive: AdaptivePolicy<EntryID>?
+
+    /// An empty index deciding by `policy` for a level of `capacity` bytes.
+    init(policy: EvictionPolicy = .lru, capacity: Int = 0) {
+        if policy == .adaptive { adaptive = AdaptivePolicy(capacity: capacity, countLimit: nil) }
+    }
 
     /// Entries in the index.
     var count: Int { positions.count }
+
+    /// New entries the adaptive policy declined (or let go before their
+    /// first read in favour of more frequently read ones); 0 under LRU.
+    var admissionsRejected: Int { adaptive?.admissionsRejected ?? 0 }
+
+    /// The adaptive policy's admission window share (0...1), or nil under LRU.
+    var windowShare: Double? { adaptive?.adapter.share }
+
+    /// Forgets every entry; the adaptive policy keeps what it learnt of
+    /// frequencies and the window.
+    mutating func removeAll() {
+        positions = [:]
+        nodes = []
+        free = []
+        head = -1
+        tail = -1
+        totalSize = 0
+        adaptive?.removeAll()
+    }
 
     /// The entry for `id`, if known.
     func find(_ id: EntryID) -> DiskIndexEntry? {
         positions[id].map { nodes[Int($0)].entry }
     }
 
-    /// Marks `id` most recently used.
+    /// Marks `id` most recently used (a read).
     mutating func touch(_ id: EntryID) {
-        guard let i = positions[id], head != i else { return }
+        guard let i = positions[id] else { return }
+        let policyID = nodes[Int(i)].policyID
+        if policyID >= 0 { adaptive?.access(policyID, hash: id.hashValue) }
+        guard head != i else { return }
         unlink(i)
         pushFront(i)
     }
@@ -49,10 +88,16 @@ struct DiskIndex: Sendable {
         if let i = positions[id] {
             totalSize += entry.size - nodes[Int(i)].entry.size
             nodes[Int(i)].entry = entry
-            touch(id)
+            let policyID = nodes[Int(i)].policyID
+            if policyID >= 0 { adaptive?.update(policyID, cost: entry.size) }
+            if head != i {
+                unlink(i)
+                pushFront(i)
+            }
             return
         }
-        let node = Node(id: id, entry: entry, prev: -1, next: -1)
+        var node = Node(id: id, entry: entry, prev: -1, next: -1)
+        if adaptive != nil { node.policyID = adaptive!.insert(HashedKey(id), cost: entry.size) }
         let i: Int32
         if let reused = free.popLast() {
             i = reused
@@ -72,6 +117,8 @@ struct DiskIndex: Sendable {
         guard let i = positions[id] else { return }
         totalSize += entry.size - nodes[Int(i)].entry.size
         nodes[Int(i)].entry = entry
+        let policyID = nodes[Int(i)].policyID
+        if policyID >= 0 { adaptive?.resize(policyID, cost: entry.size) }
     }
 
     /// Removes `id`; returns what was known of it.
@@ -80,6 +127,10 @@ struct DiskIndex: Sendable {
         guard let i = positions.removeValue(forKey: id) else { return nil }
         unlink(i)
         free.append(i)
+        if nodes[Int(i)].policyID >= 0 {
+            adaptive?.remove(nodes[Int(i)].policyID)
+            nodes[Int(i)].policyID = -1
+        }
         totalSize -= nodes[Int(i)].entry.size
         return nodes[Int(i)].entry
     }
@@ -90,6 +141,26 @@ struct DiskIndex: Sendable {
         let node = nodes[Int(tail)]
         remove(node.id)
         return (node.id, node.entry)
+    }
+
+    /// Removes entries until at most `size` bytes remain and returns them,
+    /// in the order the policy let them go.
+    mutating func evict(toSize size: Int) -> [(id: EntryID, entry: DiskIndexEntry)] {
+        var victims: [(id: EntryID, entry: DiskIndexEntry)] = []
+        guard adaptive != nil else {
+            while totalSize > size, let victim = popLeastRecent() { victims.append(victim) }
+            return victims
+        }
+        var ids: [EntryID] = []
+        adaptive!.evict(toCost: size) { key, _ in ids.append(key.key) }
+        for id in ids {
+            guard let i = positions[id] else { continue }
+            nodes[Int(i)].policyID = -1  // the policy has already let it go
+            if let entry = remove(id) { victims.append((id, entry)) }
+        }
+        // The policy counts the same bytes; this only guards the invariant.
+        while totalSize > size, let victim = popLeastRecent() { victims.append(victim) }
+        return victims
     }
 
     /// Entries whose expiry is at or before `now`.

@@ -69,7 +69,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     @usableFromInline var sketch: FrequencySketch
     /// Chooses the window's share from ghost hits.
     @usableFromInline var adapter = WindowAdapter()
-    @usableFromInline let capacity: Int
+    @usableFromInline var capacity: Int
     @usableFromInline let countLimit: Int?
     @usableFromInline var admissionsRejected = 0
     @usableFromInline var random: UInt64 = 0x2545_F491_4F6C_DD1D
@@ -185,6 +185,15 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
         touch(id)
     }
 
+    /// The entry `id` was rewritten by someone else: its cost changes, and it
+    /// does not count as a use.
+    @inlinable mutating func resize(_ id: Int32, cost: Int) {
+        guard Int(id) < nodes.count, nodes[Int(id)].region != .free else { return }
+        let delta = cost - nodes[Int(id)].cost
+        nodes[Int(id)].cost = cost
+        withList(nodes[Int(id)].region) { $0.cost += delta }
+    }
+
     /// Forgets `id` (removed, expired or evicted).
     @inlinable mutating func remove(_ id: Int32) {
         guard nodes[Int(id)].region != .free else { return }
@@ -267,6 +276,16 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
             if id == victim { victim = nodes[Int(id)].next }
             drop(id, evicted)
         }
+    }
+
+    /// ``evict(_:)`` down to `limit` cost units instead of the capacity (a
+    /// level trimmed below its capacity); at or above the capacity, the same.
+    @inlinable mutating func evict(toCost limit: Int, _ evicted: (HashedKey<Key>, Int) -> Void) {
+        guard limit < capacity else { return evict(evicted) }
+        let kept = capacity
+        capacity = max(limit, 0)
+        defer { capacity = kept }
+        evict(evicted)
     }
 
     @inlinable mutating func drop(_ id: Int32, _ evicted: (HashedKey<Key>, Int) -> Void) {
