@@ -20,7 +20,7 @@ extension MemoryCacheLevel {
             let expiresAt = state.nodes[Int(i)].expiresAt
             if expiresAt != 0 && clock.now().nanosecondsSince1970 >= expiresAt { return (nil, true, false) }
             let full = state.recordPolicyRead(i, hash: hashed.hash)
-            shard.pendingReads.store(state.policyReads.count, ordering: .relaxed)
+            notePendingReads(state.policyReads.count, in: shard)
             let deadline = expiresAt == 0 ? nil : CacheInstant(nanosecondsSince1970: expiresAt)
             return (CacheEntry(value: state.nodes[Int(i)].value!, expiresAt: deadline), false, full)
         }
@@ -34,9 +34,19 @@ extension MemoryCacheLevel {
         return entry
     }
 
+    /// Publishes a shard's buffered read count (call with the shard's lock held).
+    @inlinable @inline(__always)
+    func notePendingReads(_ count: Int, in shard: LRUShard<Key, Value>) {
+        shard.pendingReads.store(count, ordering: .relaxed)
+        // Released after the count, so a drain that takes the flag sees it.
+        if count == 1 { readsPending.store(true, ordering: .releasing) }
+    }
+
     /// Applies every buffered hit to the policy (call with its lock held).
     @inlinable
     func drainReads(_ policy: inout AdaptivePolicy<Key>) {
+        // A buffer filled after this exchange sets the flag again for the next drain.
+        guard readsPending.exchange(false, ordering: .acquiring) else { return }
         // Borrowed from the array's buffer, so that checking 16 shards does
         // not retain and release each of them.
         shards.withUnsafeBufferPointer { shards in
@@ -70,7 +80,7 @@ extension MemoryCacheLevel {
             state.nodes[Int(i)].value = value
             state.nodes[Int(i)].expiresAt = expires
             let full = state.recordPolicyRead(i, hash: hashed.hash)
-            shard.pendingReads.store(state.policyReads.count, ordering: .relaxed)
+            notePendingReads(state.policyReads.count, in: shard)
             return (true, full)
         }
         if replaced {

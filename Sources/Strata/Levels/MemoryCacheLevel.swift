@@ -38,6 +38,10 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     @usableFromInline let defaultTTL: Duration?
     /// The adaptive policy's state (unused under `.lru`); lock order: this, then a shard.
     @usableFromInline let adaptive: Mutex<AdaptivePolicy<Key>>
+    /// Set when a shard's read buffer goes from empty to not (under
+    /// `.adaptive`), cleared by the full drain before a policy decision, so
+    /// that a run of writes does not look at 16 empty buffers each time.
+    @usableFromInline let readsPending = Atomic<Bool>(false)
     @usableFromInline let isAdaptive: Bool
     /// The level's read and write paths compiled for the concrete `Key` and
     /// `Value` where the level was created (``MemoryCacheLevel/init(name:capacity:countLimit:policy:defaultTTL:clock:cost:)``
