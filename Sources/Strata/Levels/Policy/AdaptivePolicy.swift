@@ -104,13 +104,15 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     }
 
     @inlinable mutating func unlink(_ id: Int32) {
-        let node = nodes[Int(id)]
-        if node.prev >= 0 { nodes[Int(node.prev)].next = node.next }
-        if node.next >= 0 { nodes[Int(node.next)].prev = node.prev }
-        withList(node.region) { list in
-            if list.first == id { list.first = node.next }
-            if list.last == id { list.last = node.prev }
-            list.cost -= node.cost
+        // Field by field: copying the node would retain and release its key.
+        let prev = nodes[Int(id)].prev, next = nodes[Int(id)].next
+        let region = nodes[Int(id)].region, cost = nodes[Int(id)].cost
+        if prev >= 0 { nodes[Int(prev)].next = next }
+        if next >= 0 { nodes[Int(next)].prev = prev }
+        withList(region) { list in
+            if list.first == id { list.first = next }
+            if list.last == id { list.last = prev }
+            list.cost -= cost
             list.count -= 1
         }
         nodes[Int(id)].prev = -1
