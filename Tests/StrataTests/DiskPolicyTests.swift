@@ -131,4 +131,60 @@ import Testing
         _ = try await replay(Array(0..<3), on: reopened)
         #expect(reopened.count == 3, "the policy takes entries again after a clear")
     }
+
+    // Restarts and trims keep what LRU would keep, under either policy.
+
+    @Test(arguments: [EvictionPolicy.lru, .adaptive])
+    func trimAfterReopeningKeepsTheMostRecentlyRead(policy: EvictionPolicy) async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        do {
+            let level = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20, policy: policy)
+            for key in ["a", "b", "c"] { try await level.set(Data(count: 100), forKey: key) }
+            _ = try await level.get("a")
+            level.flushAccessTimes()
+        }
+        let reopened = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20, policy: policy)
+        await reopened.trim(toSize: 2 * (56 + 5 + 1 + 100))
+        #expect(try await reopened.getIfPresent("a") != nil, "read last before the restart")
+        #expect(try await reopened.getIfPresent("b") == nil, "least recently used")
+        #expect(try await reopened.getIfPresent("c") != nil)
+        #expect(reopened.admissionsRejected == 0, "a trim declines nothing")
+    }
+
+    @Test(arguments: [EvictionPolicy.lru, .adaptive])
+    func reopeningOverCapacityKeepsTheMostRecent(policy: EvictionPolicy) async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let keys = (0..<40).map { key($0) }
+        do {
+            let level = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20, policy: .lru)
+            for key in keys {
+                try await level.set(Data(count: 100), forKey: key)
+                _ = try await level.get(key)  // a distinct access time for each
+            }
+            level.flushAccessTimes()
+        }
+        let reopened = try level(dir, policy, entries: 20)
+        #expect(reopened.count == 20 && dir.entryFiles().count == 20)
+        #expect(reopened.admissionsRejected == 0 && reopened.evictions == 20)
+        // New entries are not declined in favour of restored ones nobody has
+        // read since the restart; those go oldest first.
+        _ = try await replay(Array(100..<110), on: reopened)
+        #expect(try await replay(Array(100..<110), on: reopened).allSatisfy { $0 })
+        var kept = 0
+        for key in keys.suffix(10) where try await reopened.getIfPresent(key) != nil { kept += 1 }
+        #expect(kept == 10, "the 10 most recent restored entries are still there")
+        #expect(reopened.count == 20)
+    }
+
+    @Test(arguments: [EvictionPolicy.lru, .adaptive])
+    func trimAboveWhatIsHeldDeletesNothing(policy: EvictionPolicy) async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let level = try level(dir, policy, entries: 5)
+        let other = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20, policy: .lru)
+        for n in 10..<20 { try await other.set(Data(count: 100), forKey: key(n)) }
+        for n in 10..<20 { _ = try await level.getIfPresent(key(n)) }  // indexed on read, beyond capacity
+        #expect(level.count == 10)
+        await level.trim(toSize: 100 * Self.entrySize)
+        #expect(level.count == 10, "a trim to more than is held deletes nothing")
+    }
 }

@@ -114,4 +114,21 @@ import Testing
         #expect(erase(origin).synchronousValue(forKey: "k") == nil)
         #expect(memory.normalize().synchronousValue(forKey: "a") == 1)
     }
+
+    /// A level whose two reads disagree on purpose, to see which one `get` used.
+    struct TwoAnswers: CacheLevel {
+        func getIfPresent(_ key: String) async throws -> Int? { 1 }
+        func synchronousValue(forKey key: String) -> Int? { key == "sync" ? 2 : nil }
+        func set(_ value: Int, forKey key: String) async throws {}
+        func remove(_ key: String) async throws {}
+        func clear() async {}
+        func onMemoryWarning() async {}
+    }
+
+    @Test func getThroughAnExistentialAsksTheSynchronousReadFirst() async throws {
+        let erased = erase(TwoAnswers())
+        #expect(try await erased.get("sync") == 2, "answered without the async read")
+        #expect(try await erased.get("other") == 1, "not answered synchronously: the async read decides")
+        #expect(try await genericThrowingGet(TwoAnswers(), "sync") == 2)
+    }
 }

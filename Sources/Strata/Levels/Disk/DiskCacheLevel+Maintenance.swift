@@ -38,15 +38,16 @@ extension DiskCacheLevel {
     /// Evicts entries (least recently used first, or as the adaptive policy
     /// chooses) until at most `size` bytes remain.
     public func trim(toSize size: Int) async {
-        let victims = state.withLock { Self.evict(&$0, toSize: max(size, 0)) }
+        let victims = state.withLock { Self.noteEvicted($0.index.trim(toSize: max(size, 0)), in: &$0) }
         deleteFiles(victims)
     }
 
     // MARK: Deleting
 
-    /// Evicts from the index until it is within `size`; returns the files to delete.
-    static func evict(_ state: inout State, toSize size: Int) -> [(id: EntryID, fingerprint: EntryFingerprint)] {
-        state.index.evict(toSize: size).map { victim in
+    /// Counts `victims` (already out of the index) as evicted; returns the files to delete.
+    static func noteEvicted(_ victims: [(id: EntryID, entry: DiskIndexEntry)], in state: inout State)
+        -> [(id: EntryID, fingerprint: EntryFingerprint)] {
+        victims.map { victim in
             state.dirtyAccess[victim.id] = nil
             state.counters.evictions += 1
             return (victim.id, victim.entry.fingerprint)
@@ -141,11 +142,20 @@ extension DiskCacheLevel {
             }
         }
         found.sort { $0.header.lastAccess < $1.header.lastAccess }
+        // Keep the most recently used entries that fit (what LRU keeps, under
+        // either policy); the older rest is evicted before the policy sees it.
+        var firstKept = found.count, kept = 0
+        while firstKept > 0, kept + found[firstKept - 1].entry.size <= capacity {
+            firstKept -= 1
+            kept += found[firstKept].entry.size
+        }
         let victims = state.withLock { state in
             state.reset()
             state.counters.corruptRemoved += corrupt
-            for item in found { state.index.insert(item.id, item.entry) }  // the last inserted is the most recent
-            return Self.evict(&state, toSize: capacity)
+            // The last inserted is the most recent.
+            for item in found[firstKept...] { state.index.insert(item.id, item.entry, restored: true) }
+            let dropped = found[..<firstKept].map { (id: $0.id, entry: $0.entry) }
+            return Self.noteEvicted(dropped, in: &state)
         }
         deleteFiles(victims)
     }

@@ -73,7 +73,7 @@ extension DiskCacheLevel {
             }
             return state.withLock { state in
                 state.index.insert(id, record)
-                return .stored(victims: Self.evict(&state, toSize: capacity))
+                return .stored(victims: Self.noteEvicted(state.index.evictOverCapacity(), in: &state))
             }
         }
     }

@@ -15,11 +15,14 @@ import Synchronization
 ///   leaves the previous entry intact.
 /// - **Privacy:** files are created 0600 and directories 0700.
 /// - **Capacity** counts file bytes (header + key + value). Under
-///   ``EvictionPolicy/lru`` (the default) eviction removes the least recently
-///   used entries by our own recorded access time (not atime/mtime, which
-///   Linux does not keep reliably); under ``EvictionPolicy/adaptive`` the
-///   memory level's W-TinyLFU decides (a new entry may be declined: its set
-///   succeeds, the file is deleted, ``admissionsRejected`` counts it). Size
+///   ``EvictionPolicy/adaptive`` (the default) the memory level's W-TinyLFU
+///   decides (a new entry may be declined: its set succeeds, the file is
+///   deleted, ``admissionsRejected`` counts it); under ``EvictionPolicy/lru``
+///   eviction removes the least recently used entries by our own recorded
+///   access time (not atime/mtime, which Linux does not keep reliably).
+///   At start the most recently used entries that fit are kept under either
+///   policy (restored entries count as unread for admission), and a
+///   ``trim(toSize:)`` takes the least wanted without admission duels. Size
 ///   accounting is signed and rebuilt from the directory at start, so files
 ///   deleted behind its back only make a later read a miss.
 /// - **Deletes are checked:** an expired, corrupt or evicted entry is deleted

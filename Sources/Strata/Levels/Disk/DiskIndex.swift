@@ -40,9 +40,12 @@ struct DiskIndex: Sendable {
     private(set) var totalSize = 0
     /// The W-TinyLFU state under ``EvictionPolicy/adaptive``.
     private var adaptive: AdaptivePolicy<EntryID>?
+    /// Bytes the level may hold.
+    let capacity: Int
 
     /// An empty index deciding by `policy` for a level of `capacity` bytes.
-    init(policy: EvictionPolicy = .lru, capacity: Int = 0) {
+    init(policy: EvictionPolicy = .lru, capacity: Int = .max) {
+        self.capacity = capacity
         if policy == .adaptive { adaptive = AdaptivePolicy(capacity: capacity, countLimit: nil) }
     }
 
@@ -83,8 +86,9 @@ struct DiskIndex: Sendable {
         pushFront(i)
     }
 
-    /// Adds or replaces `id` as the most recently used entry.
-    mutating func insert(_ id: EntryID, _ entry: DiskIndexEntry) {
+    /// Adds or replaces `id` as the most recently used entry; a `restored`
+    /// one (found at start) does not count as a request for the policy.
+    mutating func insert(_ id: EntryID, _ entry: DiskIndexEntry, restored: Bool = false) {
         if let i = positions[id] {
             totalSize += entry.size - nodes[Int(i)].entry.size
             nodes[Int(i)].entry = entry
@@ -97,7 +101,7 @@ struct DiskIndex: Sendable {
             return
         }
         var node = Node(id: id, entry: entry, prev: -1, next: -1)
-        if adaptive != nil { node.policyID = adaptive!.insert(HashedKey(id), cost: entry.size) }
+        if adaptive != nil { node.policyID = adaptive!.insert(HashedKey(id), cost: entry.size, restored: restored) }
         let i: Int32
         if let reused = free.popLast() {
             i = reused
@@ -143,24 +147,39 @@ struct DiskIndex: Sendable {
         return (node.id, node.entry)
     }
 
-    /// Removes entries until at most `size` bytes remain and returns them,
-    /// in the order the policy let them go.
-    mutating func evict(toSize size: Int) -> [(id: EntryID, entry: DiskIndexEntry)] {
-        var victims: [(id: EntryID, entry: DiskIndexEntry)] = []
-        guard adaptive != nil else {
-            while totalSize > size, let victim = popLeastRecent() { victims.append(victim) }
-            return victims
-        }
+    /// After an insert: removes what the policy lets go until the index is
+    /// within its capacity (under `.adaptive`, possibly the new entry) and
+    /// returns it.
+    mutating func evictOverCapacity() -> [(id: EntryID, entry: DiskIndexEntry)] {
+        guard adaptive != nil else { return popLeastRecent(toSize: capacity) }
         var ids: [EntryID] = []
-        adaptive!.evict(toCost: size) { key, _ in ids.append(key.key) }
-        for id in ids {
-            guard let i = positions[id] else { continue }
-            nodes[Int(i)].policyID = -1  // the policy has already let it go
-            if let entry = remove(id) { victims.append((id, entry)) }
-        }
-        // The policy counts the same bytes; this only guards the invariant.
+        adaptive!.evict { key, _ in ids.append(key.key) }
+        return removeLetGo(ids) + popLeastRecent(toSize: capacity)  // the policy counts the same bytes: a guard only
+    }
+
+    /// Removes entries until at most `size` bytes remain (least recently
+    /// used first, or in the policy's order without admission decisions).
+    mutating func trim(toSize size: Int) -> [(id: EntryID, entry: DiskIndexEntry)] {
+        guard totalSize > size else { return [] }
+        guard adaptive != nil else { return popLeastRecent(toSize: size) }
+        var ids: [EntryID] = []
+        adaptive!.shed(toCost: size) { key, _ in ids.append(key.key) }
+        return removeLetGo(ids) + popLeastRecent(toSize: size)
+    }
+
+    private mutating func popLeastRecent(toSize size: Int) -> [(id: EntryID, entry: DiskIndexEntry)] {
+        var victims: [(id: EntryID, entry: DiskIndexEntry)] = []
         while totalSize > size, let victim = popLeastRecent() { victims.append(victim) }
         return victims
+    }
+
+    /// Removes entries the adaptive policy has already dropped.
+    private mutating func removeLetGo(_ ids: [EntryID]) -> [(id: EntryID, entry: DiskIndexEntry)] {
+        ids.compactMap { id in
+            guard let i = positions[id] else { return nil }
+            nodes[Int(i)].policyID = -1  // the policy has already let it go
+            return remove(id).map { (id, $0) }
+        }
     }
 
     /// Entries whose expiry is at or before `now`.

@@ -69,7 +69,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     @usableFromInline var sketch: FrequencySketch
     /// Chooses the window's share from ghost hits.
     @usableFromInline var adapter = WindowAdapter()
-    @usableFromInline var capacity: Int
+    @usableFromInline let capacity: Int
     @usableFromInline let countLimit: Int?
     @usableFromInline var admissionsRejected = 0
     @usableFromInline var random: UInt64 = 0x2545_F491_4F6C_DD1D
@@ -139,8 +139,13 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     // MARK: Events
 
     /// A new entry: it enters the window. Returns its id.
-    @inlinable mutating func insert(_ key: HashedKey<Key>, cost: Int) -> Int32 {
-        let node = PolicyNode(key: key, cost: cost, region: .window)
+    ///
+    /// A `restored` entry (one found on disk at start, oldest first) goes
+    /// straight to probation's most recent end without counting as a
+    /// request: it has to earn its frequency by being read again, so new
+    /// entries are not declined in favour of restored ones nobody reads.
+    @inlinable mutating func insert(_ key: HashedKey<Key>, cost: Int, restored: Bool = false) -> Int32 {
+        let node = PolicyNode(key: key, cost: cost, region: restored ? .probation : .window)
         let id: Int32
         if let reused = free.popLast() {
             id = reused
@@ -149,10 +154,12 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
             id = Int32(nodes.count)
             nodes.append(node)
         }
-        append(id, to: .window)
+        append(id, to: restored ? .probation : .window)
         sketch.ensureCapacity(totalCount)
-        sketch.increment(key.hash)
-        adapter.recordMiss(key.hash, entries: totalCount)
+        if !restored {
+            sketch.increment(key.hash)
+            adapter.recordMiss(key.hash, entries: totalCount)
+        }
         return id
     }
 
@@ -280,14 +287,16 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
         }
     }
 
-    /// ``evict(_:)`` down to `limit` cost units instead of the capacity (a
-    /// level trimmed below its capacity); at or above the capacity, the same.
-    @inlinable mutating func evict(toCost limit: Int, _ evicted: (HashedKey<Key>, Int) -> Void) {
-        guard limit < capacity else { return evict(evicted) }
-        let kept = capacity
-        capacity = max(limit, 0)
-        defer { capacity = kept }
-        evict(evicted)
+    /// Removes entries until at most `limit` cost units remain (a level
+    /// trimmed on request): probation's least recent first, then
+    /// protected's, then the window's. No admission duels, nothing counted
+    /// as declined, nothing learnt by the window adapter.
+    @inlinable mutating func shed(toCost limit: Int, _ evicted: (HashedKey<Key>, Int) -> Void) {
+        while totalCost > limit {
+            let id = probation.first >= 0 ? probation.first : (protected.first >= 0 ? protected.first : window.first)
+            guard id >= 0 else { return }
+            drop(id, evicted)
+        }
     }
 
     @inlinable mutating func drop(_ id: Int32, _ evicted: (HashedKey<Key>, Int) -> Void) {
