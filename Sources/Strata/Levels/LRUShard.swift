@@ -71,10 +71,8 @@ struct LRUShardState<Key: Hashable, Value> {
     @usableFromInline var tail: Int32 = -1
     @usableFromInline var readLog: [(index: Int32, stamp: UInt64)] = []
     @usableFromInline var lastStamp: UInt64 = 0
-    /// Hits waiting for the adaptive policy (policy id, key hash): a lossy
-    /// buffer, drained under the level's policy lock; reads past its capacity
-    /// are dropped rather than waited for.
-    @usableFromInline var policyReads: [(id: Int32, hash: Int)] = []
+    /// How many hits wait in the shard's ``LRUShard/policyReads`` buffer.
+    @usableFromInline var policyReadCount = 0
 
     /// The next access stamp: the system's monotonic clock in nanoseconds,
     /// forced above this shard's previous stamp. The clock is the same on
@@ -168,14 +166,16 @@ struct LRUShardState<Key: Hashable, Value> {
 
     @usableFromInline static var policyReadCapacity: Int { 32 }
 
-    /// Records a hit for the adaptive policy; returns whether the buffer is
-    /// now full (time to drain it). A hit finding it full is dropped.
-    @inlinable mutating func recordPolicyRead(_ i: Int32, hash: Int) -> Bool {
+    /// Records a hit for the adaptive policy in `buffer` (the shard's);
+    /// returns whether it is now full (time to drain it). A hit finding it
+    /// full is dropped.
+    @inlinable mutating func recordPolicyRead(_ i: Int32, hash: Int, in buffer: PolicyReadBuffer) -> Bool {
         let capacity = Self.policyReadCapacity
-        if policyReads.count >= capacity { return true }
-        if policyReads.capacity == 0 { policyReads.reserveCapacity(capacity) }
-        policyReads.append((nodes[Int(i)].policyID, hash))
-        return policyReads.count >= capacity
+        let count = policyReadCount
+        if count >= capacity { return true }
+        buffer.slots[count] = PolicyRead(id: nodes[Int(i)].policyID, hash: hash)
+        policyReadCount = count + 1
+        return count + 1 >= capacity
     }
 
     /// Replays recorded reads so the list order reflects them.
@@ -260,6 +260,10 @@ final class LRUShard<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Hits buffered for the adaptive policy (written under `state`'s lock;
     /// read without it to skip empty shards when draining).
     @usableFromInline let pendingReads = Atomic<Int>(0)
+    /// Hits waiting for the adaptive policy: a lossy buffer, drained under
+    /// the level's policy lock; reads past its capacity are dropped rather
+    /// than waited for. Outside `state` so that the state stays small.
+    @usableFromInline let policyReads = PolicyReadBuffer(capacity: LRUShardState<Key, Value>.policyReadCapacity)
     /// 128 bytes after the hot fields: shards are allocated one after
     /// another, and without it a shard's lock word could share a cache line
     /// (or an adjacent-line prefetch pair) with its neighbour's, so two
@@ -270,6 +274,8 @@ final class LRUShard<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     @inlinable init() {}
 
+    deinit { policyReads.deallocate() }
+
     /// Replays pending reads, then publishes the tail's stamp. Replaying first
     /// keeps the invariant the evictor relies on: a published stamp is never
     /// newer than the shard's real least-recent entry (a read tail node carries
@@ -278,6 +284,35 @@ final class LRUShard<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         state.applyReads()
         tailStamp.store(state.tailStamp, ordering: .relaxed)
     }
+}
+
+/// One hit waiting for the adaptive policy.
+@usableFromInline
+struct PolicyRead: Sendable {
+    @usableFromInline var id: Int32
+    @usableFromInline var hash: Int
+    @inlinable init(id: Int32, hash: Int) {
+        self.id = id
+        self.hash = hash
+    }
+}
+
+/// A shard's fixed buffer of hits for the adaptive policy, allocated once.
+///
+/// `@unchecked Sendable` is safe because the slots are read and written only
+/// by code holding the owning shard's `state` lock (``LRUShardState/recordPolicyRead(_:hash:in:)``
+/// and the level's drain, which also keeps the count in that state), and
+/// freed in the shard's `deinit`, when no one can hold that lock.
+@usableFromInline
+struct PolicyReadBuffer: @unchecked Sendable {
+    @usableFromInline let slots: UnsafeMutablePointer<PolicyRead>
+
+    @inlinable init(capacity: Int) {
+        slots = .allocate(capacity: capacity)
+        slots.initialize(repeating: PolicyRead(id: -1, hash: 0), count: capacity)
+    }
+
+    @inlinable func deallocate() { slots.deallocate() }
 }
 
 extension HashedKey: Sendable where Key: Sendable {}

@@ -19,8 +19,8 @@ extension MemoryCacheLevel {
             guard let i = state.find(hashed) else { return (nil, false, false) }
             let expiresAt = state.nodes[Int(i)].expiresAt
             if expiresAt != 0 && clock.now().nanosecondsSince1970 >= expiresAt { return (nil, true, false) }
-            let full = state.recordPolicyRead(i, hash: hashed.hash)
-            notePendingReads(state.policyReads.count, in: shard)
+            let full = state.recordPolicyRead(i, hash: hashed.hash, in: shard.policyReads)
+            notePendingReads(state.policyReadCount, in: shard)
             let deadline = expiresAt == 0 ? nil : CacheInstant(nanosecondsSince1970: expiresAt)
             return (CacheEntry(value: state.nodes[Int(i)].value!, expiresAt: deadline), false, full)
         }
@@ -61,8 +61,9 @@ extension MemoryCacheLevel {
     @inlinable
     func drainReads(of shard: LRUShard<Key, Value>, into policy: inout AdaptivePolicy<Key>) {
         shard.state.withLock { state in
-            for read in state.policyReads { policy.access(read.id, hash: read.hash) }
-            state.policyReads.removeAll(keepingCapacity: true)
+            let slots = shard.policyReads.slots
+            for k in 0..<state.policyReadCount { policy.access(slots[k].id, hash: slots[k].hash) }
+            state.policyReadCount = 0
             shard.pendingReads.store(0, ordering: .relaxed)
         }
     }
@@ -79,8 +80,8 @@ extension MemoryCacheLevel {
             guard let i = state.find(hashed), state.nodes[Int(i)].cost == cost else { return (false, false) }
             state.nodes[Int(i)].value = value
             state.nodes[Int(i)].expiresAt = expires
-            let full = state.recordPolicyRead(i, hash: hashed.hash)
-            notePendingReads(state.policyReads.count, in: shard)
+            let full = state.recordPolicyRead(i, hash: hashed.hash, in: shard.policyReads)
+            notePendingReads(state.policyReadCount, in: shard)
             return (true, full)
         }
         if replaced {
