@@ -257,8 +257,8 @@ struct LRUShardState<Key: Hashable, Value> {
 final class LRUShard<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     @usableFromInline let state = Mutex(LRUShardState<Key, Value>())
     @usableFromInline let tailStamp = Atomic<UInt64>(.max)
-    /// Hits buffered for the adaptive policy (written under `state`'s lock;
-    /// read without it to skip empty shards when draining).
+    /// Non-zero while hits wait in `policyReads` (written under `state`'s
+    /// lock; read without it to skip empty shards when draining).
     @usableFromInline let pendingReads = Atomic<Int>(0)
     /// Hits waiting for the adaptive policy: a lossy buffer, drained under
     /// the level's policy lock; reads past its capacity are dropped rather

@@ -34,12 +34,14 @@ extension MemoryCacheLevel {
         return entry
     }
 
-    /// Publishes a shard's buffered read count (call with the shard's lock held).
+    /// Publishes that a shard's buffer holds reads once it stops being empty
+    /// (call with the shard's lock held, after recording).
     @inlinable @inline(__always)
     func notePendingReads(_ count: Int, in shard: LRUShard<Key, Value>) {
-        shard.pendingReads.store(count, ordering: .relaxed)
-        // Released after the count, so a drain that takes the flag sees it.
-        if count == 1 { readsPending.store(true, ordering: .releasing) }
+        guard count == 1 else { return }
+        shard.pendingReads.store(1, ordering: .relaxed)
+        // Released after the shard's mark, so a drain that takes the flag sees it.
+        readsPending.store(true, ordering: .releasing)
     }
 
     /// Applies every buffered hit to the policy (call with its lock held).

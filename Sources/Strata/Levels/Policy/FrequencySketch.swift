@@ -64,9 +64,9 @@ struct FrequencySketch: Sendable {
 
     @inlinable func spread(_ hash: Int, _ seed: UInt64) -> UInt64 {
         var h = (UInt64(UInt(bitPattern: hash)) &+ seed) &* 0x9E37_79B9_7F4A_7C15
-        h ^= h >> 29
+        h ^= h &>> 29
         h = h &* 0xBF58_476D_1CE4_E5B9
-        return h ^ (h >> 32)
+        return h ^ (h &>> 32)
     }
 
     /// The four counters of `hash`, as (word index, bit offset) pairs: one
@@ -79,9 +79,11 @@ struct FrequencySketch: Sendable {
         let h = spread(hash, seeds.0)
         let g = spread(Int(truncatingIfNeeded: h), seeds.1)
         let block = Int(truncatingIfNeeded: h) & mask & ~7
+        // Masking shifts (`&>>`, `&<<`): every amount here is below 64, and
+        // the checked forms cost a compare and a select each on the hot path.
         @inline(__always) func counter(_ i: Int) -> (Int, UInt64) {
-            let byte = g >> UInt64(i * 8)
-            return (block + 2 * i + Int(byte & 1), ((byte >> 1) & 15) << 2)
+            let byte = g &>> UInt64(i * 8)
+            return (block + 2 * i + Int(byte & 1), ((byte &>> 1) & 15) &<< 2)
         }
         let (w0, s0) = counter(0), (w1, s1) = counter(1), (w2, s2) = counter(2), (w3, s3) = counter(3)
         return (w0, s0, w1, s1, w2, s2, w3, s3)
@@ -91,8 +93,8 @@ struct FrequencySketch: Sendable {
     @inlinable func frequency(_ hash: Int) -> Int {
         let (w0, s0, w1, s1, w2, s2, w3, s3) = slots(hash)
         return table.withUnsafeBufferPointer { t -> Int in
-            let c0: UInt64 = (t[w0] >> s0) & 15, c1: UInt64 = (t[w1] >> s1) & 15
-            let c2: UInt64 = (t[w2] >> s2) & 15, c3: UInt64 = (t[w3] >> s3) & 15
+            let c0: UInt64 = (t[w0] &>> s0) & 15, c1: UInt64 = (t[w1] &>> s1) & 15
+            let c2: UInt64 = (t[w2] &>> s2) & 15, c3: UInt64 = (t[w3] &>> s3) & 15
             return Int(min(min(c0, c1), min(c2, c3)))
         }
     }
@@ -103,15 +105,15 @@ struct FrequencySketch: Sendable {
     @inlinable mutating func increment(_ hash: Int) {
         let (w0, s0, w1, s1, w2, s2, w3, s3) = slots(hash)
         let raised = table.withUnsafeMutableBufferPointer { t -> Bool in
-            let c0: UInt64 = (t[w0] >> s0) & 15, c1: UInt64 = (t[w1] >> s1) & 15
-            let c2: UInt64 = (t[w2] >> s2) & 15, c3: UInt64 = (t[w3] >> s3) & 15
+            let c0: UInt64 = (t[w0] &>> s0) & 15, c1: UInt64 = (t[w1] &>> s1) & 15
+            let c2: UInt64 = (t[w2] &>> s2) & 15, c3: UInt64 = (t[w3] &>> s3) & 15
             let least = min(min(c0, c1), min(c2, c3))
             guard least < 15 else { return false }
             // The four counters lie in four different words: each is raised once.
-            if c0 == least { t[w0] &+= 1 << s0 }
-            if c1 == least { t[w1] &+= 1 << s1 }
-            if c2 == least { t[w2] &+= 1 << s2 }
-            if c3 == least { t[w3] &+= 1 << s3 }
+            if c0 == least { t[w0] &+= 1 &<< s0 }
+            if c1 == least { t[w1] &+= 1 &<< s1 }
+            if c2 == least { t[w2] &+= 1 &<< s2 }
+            if c3 == least { t[w3] &+= 1 &<< s3 }
             return true
         }
         guard raised else { return }
