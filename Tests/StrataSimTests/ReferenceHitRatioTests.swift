@@ -14,9 +14,9 @@ import Testing
         ("ps", 1000, 48.6),
         ("sprite", 1000, 90.6),
     ])
-    func lruMatchesLibCacheSim(trace name: String, size: Int, expected: Double) throws {
+    func lruMatchesLibCacheSim(trace name: String, size: Int, expected: Double) async throws {
         let trace = try SharedTraces.load(name)
-        let lru = percent(.lru, trace, size: size)
+        let lru = await percentOffThePool(.lru, trace, size: size)
         #expect(abs(lru - expected) <= 0.3, "\(name) @ \(size): lru \(lru)%, libCacheSim \(expected)%")
     }
 
@@ -36,9 +36,9 @@ import Testing
         ("sprite", 500, 78.3, 69.4, 0.5),
         ("sprite", 1000, 90.6, 80.3, 0.5),
     ])
-    func adaptiveKeepsTheBestOfLRUAndTinyLFU(trace name: String, size: Int, lru: Double, tinyLFU: Double, slack: Double) throws {
+    func adaptiveKeepsTheBestOfLRUAndTinyLFU(trace name: String, size: Int, lru: Double, tinyLFU: Double, slack: Double) async throws {
         let trace = try SharedTraces.load(name)
-        let adaptive = percent(.adaptive, trace, size: size)
+        let adaptive = await percentOffThePool(.adaptive, trace, size: size)
         let target = max(lru, tinyLFU) - 1
         #expect(adaptive >= target - slack, "\(name) @ \(size): adaptive \(adaptive)%, target \(target)%")
     }
@@ -69,9 +69,10 @@ import Testing
     /// 10 points over LRU on the whole row; `.adaptive` gains 9.0 to 9.2 here
     /// across processes (LRU 49.05%, adaptive 58.1–58.2%), so at least 8 is
     /// required.
-    @Test func zipfSample() {
+    @Test func zipfSample() async {
         let trace = Workload.zipf(items: 100_000, theta: 0.99, requests: 250_000).trace(seed: 42)
-        let lru = percent(.lru, trace, size: 1000), adaptive = percent(.adaptive, trace, size: 1000)
+        let lru = await percentOffThePool(.lru, trace, size: 1000)
+        let adaptive = await percentOffThePool(.adaptive, trace, size: 1000)
         #expect(adaptive >= lru + 8, "zipf sample @ 1000: lru \(lru)%, adaptive \(adaptive)%")
     }
 }

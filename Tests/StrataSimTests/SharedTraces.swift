@@ -43,3 +43,13 @@ func hits(_ kind: PolicyKind, _ trace: Trace, size: Int) -> Int {
 func percent(_ kind: PolicyKind, _ trace: Trace, size: Int) -> Double {
     100 * Double(hits(kind, trace, size: size)) / Double(trace.count)
 }
+
+/// ``percent(_:_:size:)`` on a Dispatch thread: a long replay would otherwise
+/// hold one of the few cooperative threads for seconds, and under `swift
+/// test` (every module in one process) that starves the explorer's
+/// time-bound workload tests running beside it.
+func percentOffThePool(_ kind: PolicyKind, _ trace: Trace, size: Int) async -> Double {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: percent(kind, trace, size: size)) }
+    }
+}
