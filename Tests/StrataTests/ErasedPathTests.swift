@@ -131,4 +131,37 @@ import Testing
         #expect(try await erased.get("other") == 1, "not answered synchronously: the async read decides")
         #expect(try await genericThrowingGet(TwoAnswers(), "sync") == 2)
     }
+
+    /// The same, with a synchronous read that is the level's whole read.
+    struct CompleteSynchronousRead: CacheLevel {
+        func getIfPresent(_ key: String) async throws -> Int? { 1 }
+        func synchronousValue(forKey key: String) -> Int? { key == "sync" ? 2 : nil }
+        var synchronousReadIsComplete: Bool { true }
+        var synchronousRead: SynchronousRead<String, Int>? {
+            SynchronousRead(value: { $0 == "sync" ? 2 : nil }, entry: { $0 == "sync" ? CacheEntry(value: 2) : nil })
+        }
+        func set(_ value: Int, forKey key: String) async throws {}
+        func remove(_ key: String) async throws {}
+        func clear() async {}
+        func onMemoryWarning() async {}
+    }
+
+    /// A miss through an erased memory level is one look-up, not two or three.
+    @Test func aCompleteSynchronousReadAnswersMissesToo() async throws {
+        let erased = erase(CompleteSynchronousRead())
+        #expect(try await erased.get("sync") == 2)
+        await #expect(throws: FetchError.valueNotInCache) { try await erased.get("other") }
+        let normalized = CompleteSynchronousRead().normalize()
+        #expect(normalized.synchronousReadIsComplete)
+        #expect(try await normalized.getIfPresent("other") == nil, "the async closure was not asked")
+        #expect(try await normalized.entry(forKey: "other") == nil)
+        #expect(try await normalized.entry(forKey: "sync")?.value == 2)
+        // Memory levels say so; compositions and other levels do not.
+        let memory = MemoryCacheLevel<String, Int>(capacity: 1 << 20)
+        #expect(erase(memory).synchronousReadIsComplete && memory.normalize().synchronousReadIsComplete)
+        let composed = memory + FakeLevel<String, Int>(name: "origin", ["k": 7])
+        #expect(!erase(composed).synchronousReadIsComplete && !composed.normalize().synchronousReadIsComplete)
+        #expect(try await erase(composed).get("k") == 7, "a composition's top miss still reaches below")
+        #expect(try await composed.normalize().getIfPresent("k") == 7)
+    }
 }

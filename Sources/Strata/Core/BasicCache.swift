@@ -22,6 +22,9 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     /// The erased level's ``CacheLevel/synchronousRead``, tried before the
     /// `async` closures.
     public let synchronousRead: SynchronousRead<Key, Value>?
+    /// Whether the erased level's synchronous read is its whole read
+    /// (``CacheLevel/synchronousReadIsComplete``): then a `nil` from it is a miss.
+    public let synchronousReadIsComplete: Bool
     /// The erased level's own counters (``LevelCounterReporting``), if any.
     @usableFromInline let levelCountersClosure: (@Sendable () -> [String: Int])?
     public let name: String
@@ -62,9 +65,11 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
          waitForPendingWrites: Action?,
          listen: (@Sendable (@escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> Void)?,
          synchronousRead: SynchronousRead<Key, Value>? = nil,
+         synchronousReadIsComplete: Bool = false,
          levelCounters: (@Sendable () -> [String: Int])? = nil) {
         self.name = name
         self.synchronousRead = synchronousRead
+        self.synchronousReadIsComplete = synchronousRead != nil && synchronousReadIsComplete
         self.levelCountersClosure = levelCounters
         self.getIfPresentClosure = getIfPresent
         self.entryClosure = entry
@@ -80,6 +85,7 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
 
     @inlinable @inline(__always) public func getIfPresent(_ key: Key) async throws -> Value? {
         if let value = synchronousRead?.value(key) { return value }
+        if synchronousReadIsComplete { return nil }
         return try await getIfPresentClosure(key)
     }
 
@@ -87,6 +93,7 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
 
     @inlinable public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         if let entry = synchronousRead?.entry(key) { return entry }
+        if synchronousReadIsComplete { return nil }
         if let entryClosure { return try await entryClosure(key) }
         return try await getIfPresentClosure(key).map { CacheEntry(value: $0) }
     }
@@ -171,6 +178,7 @@ extension CacheLevel {
             waitForPendingWrites: { await self.waitForPendingWrites() },
             listen: { self.addInvalidationListener($0) },
             synchronousRead: synchronousRead,
+            synchronousReadIsComplete: synchronousReadIsComplete,
             levelCounters: levelCounterSource(of: self)
         )
     }

@@ -80,6 +80,12 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// unspecialised generic caller), so an erased hit is a plain call instead
     /// of an `async` one. Default: `nil`.
     func synchronousValue(forKey key: Key) -> Value?
+
+    /// Whether ``synchronousValue(forKey:)`` returning `nil` is this level's
+    /// whole answer (a miss), as for a ``MemoryCacheLevel``; then `get(_:)`
+    /// without the concrete type does not ask the `async` read again.
+    /// Default: `false`.
+    var synchronousReadIsComplete: Bool { get }
 }
 
 /// A value read from a level together with its expiry.
@@ -103,7 +109,10 @@ extension CacheLevel {
     public func get(_ key: Key) async throws -> Value {
         // Without the concrete type an `async` witness call costs a task
         // frame and an executor check; a memory hit needs neither.
-        if !_isConcrete(Self.self), let value = synchronousValue(forKey: key) { return value }
+        if !_isConcrete(Self.self) {
+            if let value = synchronousValue(forKey: key) { return value }
+            if synchronousReadIsComplete { throw FetchError.valueNotInCache }
+        }
         guard let value = try await getIfPresent(key) else { throw FetchError.valueNotInCache }
         return value
     }
@@ -140,6 +149,9 @@ extension CacheLevel {
 
     @inlinable
     public func synchronousValue(forKey key: Key) -> Value? { nil }
+
+    @inlinable
+    public var synchronousReadIsComplete: Bool { false }
 }
 
 /// A short name for a level type: the type name without its generic arguments.

@@ -16,4 +16,8 @@ extension MemoryCacheLevel {
     public func synchronousValue(forKey key: Key) -> Value? {
         isSpecialised ? value(forKey: key) : specialised.value(self, key)
     }
+
+    /// A memory level's synchronous read is its whole read: `nil` is a miss.
+    @inlinable
+    public var synchronousReadIsComplete: Bool { true }
 }

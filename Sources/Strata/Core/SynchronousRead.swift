@@ -3,8 +3,10 @@
 ///
 /// `nil` from either means "not answered here", not "absent": the caller
 /// then asks the level's `async` read, which decides between a miss, a
-/// lower level and a failure. So a memory level's miss is looked up twice
-/// through an erased level, and its hit once.
+/// lower level and a failure; unless the level's
+/// ``CacheLevel/synchronousReadIsComplete`` (a memory level), when `nil` is
+/// the miss itself. So a memory level's hit and miss are one look-up through
+/// an erased level; a composition's miss at the top goes on below.
 public struct SynchronousRead<Key: Sendable, Value: Sendable>: Sendable {
     /// The value for a key, or `nil` when this read does not answer.
     public let value: @Sendable (Key) -> Value?
