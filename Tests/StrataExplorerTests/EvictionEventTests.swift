@@ -16,4 +16,21 @@ import Testing
         model.tick(now: .now + .seconds(4))
         #expect(model.events.filter { $0.text.hasPrefix("L1 evicted") }.count == 1, "no new evictions, no new line")
     }
+
+    /// The reason follows the level's policy: an adaptive level's evictions
+    /// are not least-recently-used ones.
+    @Test func anAdaptiveLevelsEvictionsSayWhy() async throws {
+        let spec = PipelineSpec(name: "test", levels: [
+            LevelSpec(name: "L1", kind: .memory(capacity: 1 << 20, countLimit: 2), policy: .adaptive),
+            LevelSpec(name: "origin", kind: .origin(latency: .zero, jitter: .zero, failureRate: 0, valueSize: 8)),
+        ])
+        let model = ExplorerModel(pipeline: try Pipeline(spec))
+        defer { model.shutdown() }
+        for key in ["a", "b", "c", "d", "e"] { _ = await model.execute(.get(key: key)) }
+        await model.pipeline.cache.waitForPendingWrites()
+        model.tick(now: .now + .seconds(2))
+        let line = model.events.first { $0.text.hasPrefix("L1 evicted") }?.text
+        #expect(line?.hasSuffix("(least often requested, or declined on arrival; over its capacity or count limit)") == true,
+                "\(model.events.prefix(4).map(\.text))")
+    }
 }

@@ -139,6 +139,7 @@ public final class ExplorerModel: Sendable {
         let current = pipeline.levels.map { $0.statistics.snapshot() }
         let latencies = pipeline.levels.map { $0.statistics.getLatency.snapshot() }
         let names = pipeline.levels.map(\.spec.name)
+        let reasons = pipeline.levels.map { Self.evictionReason($0.spec.policy ?? $0.spec.kind.defaultPolicy) }
         let evictions = state.withLock { state -> [String] in
             var evictions: [String] = []
             for i in state.history.indices {
@@ -157,8 +158,7 @@ public final class ExplorerModel: Sendable {
                 let evicted = (current[i].levelCounters?["evictions"] ?? 0)
                     - (state.history[i].windowStats.levelCounters?["evictions"] ?? 0)
                 if evicted > 0 {
-                    evictions.append("\(names[i]) evicted \(evicted) \(evicted == 1 ? "entry" : "entries") "
-                                     + "(least recently used; over its capacity or count limit)")
+                    evictions.append("\(names[i]) evicted \(evicted) \(evicted == 1 ? "entry" : "entries") (\(reasons[i]))")
                 }
                 state.history[i].windowStart = now
                 state.history[i].windowStats = current[i]
@@ -166,6 +166,14 @@ public final class ExplorerModel: Sendable {
             return evictions
         }
         for line in evictions { log(line) }
+    }
+
+    /// Why a level under `policy` evicts, for the event log.
+    static func evictionReason(_ policy: EvictionPolicy?) -> String {
+        switch policy {
+        case .adaptive: "least often requested, or declined on arrival; over its capacity or count limit"
+        case .lru, nil: "least recently used; over its capacity or count limit"
+        }
     }
 
     // MARK: Log
