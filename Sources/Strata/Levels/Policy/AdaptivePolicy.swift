@@ -103,7 +103,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
         }
     }
 
-    @inlinable mutating func unlink(_ id: Int32) {
+    @inlinable @inline(__always) mutating func unlink(_ id: Int32) {
         // Field by field: copying the node would retain and release its key.
         let prev = nodes[Int(id)].prev, next = nodes[Int(id)].next
         let region = nodes[Int(id)].region, cost = nodes[Int(id)].cost
@@ -120,7 +120,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Appends `id` as the most recent entry of `region`.
-    @inlinable mutating func append(_ id: Int32, to region: PolicyRegion) {
+    @inlinable @inline(__always) mutating func append(_ id: Int32, to region: PolicyRegion) {
         nodes[Int(id)].region = region
         let cost = nodes[Int(id)].cost
         let last = withList(region) { list -> Int32 in
