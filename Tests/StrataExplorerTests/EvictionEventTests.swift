@@ -6,7 +6,7 @@ import Testing
 /// Issue 10, item 2: evictions and their reason are events in the log.
 @Suite struct EvictionEventTests {
     @Test func evictionsAreLoggedOnceASecondWithTheirReason() async throws {
-        let model = ExplorerModel(pipeline: try Pipeline(IssueTenModelTests.spec(countLimit: 2)))
+        let model = ExplorerModel(pipeline: try Pipeline(IssueTenModelTests.spec(countLimit: 2, policy: .lru)))
         defer { model.shutdown() }
         for key in ["a", "b", "c", "d"] { _ = await model.execute(.get(key: key)) }
         model.tick(now: .now + .seconds(2))

@@ -6,16 +6,17 @@ import Testing
 /// Issue 10: model-level defects (workload statistics, pause in scripts,
 /// reset under load, error text, honest outcomes).
 @Suite struct IssueTenModelTests {
-    static func spec(countLimit: Int = 100, originLatency: Duration = .milliseconds(1), valueSize: Int = 64) -> PipelineSpec {
+    static func spec(countLimit: Int = 100, originLatency: Duration = .milliseconds(1), valueSize: Int = 64,
+                     policy: EvictionPolicy? = nil) -> PipelineSpec {
         PipelineSpec(name: "test", levels: [
-            LevelSpec(name: "L1", kind: .memory(capacity: 1 << 20, countLimit: countLimit)),
+            LevelSpec(name: "L1", kind: .memory(capacity: 1 << 20, countLimit: countLimit), policy: policy),
             LevelSpec(name: "origin", kind: .origin(latency: originLatency, jitter: .zero, failureRate: 0, valueSize: valueSize)),
         ])
     }
 
     // D4: 64 entries of LRU over 200 uniformly requested keys hit k/n = 32%.
     @Test func uniformLoadOnAnLRUHitsAboutCapacityOverKeys() async throws {
-        let model = ExplorerModel(pipeline: try Pipeline(Self.spec(countLimit: 64, originLatency: .zero)))
+        let model = ExplorerModel(pipeline: try Pipeline(Self.spec(countLimit: 64, originLatency: .zero, policy: .lru)))
         defer { model.shutdown() }
         _ = await model.execute(.load(pattern: .uniform, keys: 200, rate: 5000, seconds: nil))
         let workload = try #require(model.workload)

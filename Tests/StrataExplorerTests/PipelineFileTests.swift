@@ -12,7 +12,7 @@ import Testing
         #expect(spec.levels[0].kind == .memory(capacity: 64 * 1024, countLimit: 200))
         #expect(spec.levels[0].ttl == .seconds(30))
         #expect(spec.levels[2].pooled && spec.levels[2].capRequests == 16)
-        #expect(spec.levels[0].summary == "memory · lru · ttl 30s · cond:memory", "the default policy is named")
+        #expect(spec.levels[0].summary == "memory · adaptive · ttl 30s · cond:memory", "the default policy is named")
         let pipeline = try Pipeline(spec)
         defer { pipeline.removeTemporaryFiles() }
         #expect(pipeline.toggles.map(\.name) == ["memory", "disk"])

@@ -110,12 +110,12 @@ import Testing
 
     /// `.lru` stays the default until `.adaptive` meets the hit-path bar
     /// (the callgrind guard's budgets are for the default).
-    @Test func lruIsTheDefaultAndAdaptiveIsOptIn() {
-        #expect(MemoryCacheLevel<Int, Int>(capacity: 10) { _ in 1 }.policy == .lru)
-        #expect(MemoryCacheLevel<Int, Int>(capacity: 10) { _ in 1 }.windowShare == nil)
-        let level = MemoryCacheLevel<Int, Int>(capacity: 10, policy: .adaptive) { _ in 1 }
-        #expect(level.policy == .adaptive)
-        #expect(level.windowShare != nil)
+    @Test func adaptiveIsTheDefaultAndLRUOnRequest() {
+        #expect(MemoryCacheLevel<Int, Int>(capacity: 10) { _ in 1 }.policy == .adaptive)
+        #expect(MemoryCacheLevel<Int, Int>(capacity: 10) { _ in 1 }.windowShare != nil)
+        let level = MemoryCacheLevel<Int, Int>(capacity: 10, policy: .lru) { _ in 1 }
+        #expect(level.policy == .lru)
+        #expect(level.windowShare == nil)
     }
 
     @Test func singleThreadedReplayIsDeterministic() throws {

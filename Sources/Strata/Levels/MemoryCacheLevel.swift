@@ -15,10 +15,10 @@ public enum MemoryCacheError: Error, Equatable, Sendable {
 ///
 /// - Cost is bytes (``CacheCost``, or a closure); the limit is inclusive:
 ///   capacity 300 holds three 100-byte values.
-/// - ``EvictionPolicy/lru`` (the default) keeps every set and evicts the
-///   least recently used entry. ``EvictionPolicy/adaptive`` (opt-in) is
-///   W-TinyLFU with an adaptive window: a new value may be declined in favour
-///   of one requested more often (``admissionsRejected``).
+/// - ``EvictionPolicy/adaptive`` (the default) is W-TinyLFU with an
+///   adaptive window: a new value may be declined in favour of one requested
+///   more often (``admissionsRejected``). ``EvictionPolicy/lru`` keeps every
+///   set and evicts the least recently used entry.
 /// - Reads count as use: every hit reaches the policy before the next
 ///   eviction decision (under contention, some hits may go uncounted).
 /// - Entries live in 16 shards, each behind its own lock, so two threads
@@ -66,7 +66,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         name: String = "memory",
         capacity: Int,
         countLimit: Int? = nil,
-        policy: EvictionPolicy = .lru,
+        policy: EvictionPolicy = .adaptive,
         defaultTTL: Duration? = nil,
         clock: any CacheClock = SystemClock(),
         cost: @escaping @Sendable (Value) -> Int
@@ -378,7 +378,7 @@ extension MemoryCacheLevel where Value: CacheCost {
         name: String = "memory",
         capacity: Int,
         countLimit: Int? = nil,
-        policy: EvictionPolicy = .lru,
+        policy: EvictionPolicy = .adaptive,
         defaultTTL: Duration? = nil,
         clock: any CacheClock = SystemClock()
     ) {

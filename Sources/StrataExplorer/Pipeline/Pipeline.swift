@@ -78,7 +78,7 @@ public final class Pipeline: Sendable {
         switch spec.kind {
         case .memory(let capacity, let countLimit):
             let memory = MemoryCacheLevel<String, Data>(name: spec.name, capacity: capacity, countLimit: countLimit,
-                                                         policy: spec.policy ?? spec.kind.defaultPolicy ?? .lru, defaultTTL: spec.ttl)
+                                                         policy: spec.policy ?? spec.kind.defaultPolicy ?? .adaptive, defaultTTL: spec.ttl)
             var live = finish(spec, memory, toggle: toggle, entries: { memory.count }, bytes: { memory.totalCost },
                               capacity: capacity, countLimit: countLimit)
             if memory.policy == .adaptive {

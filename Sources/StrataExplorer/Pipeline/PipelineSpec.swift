@@ -41,8 +41,7 @@ public struct LevelSpec: Equatable, Sendable {
         /// none (the library's defaults); nil for kinds without one.
         public var defaultPolicy: EvictionPolicy? {
             switch self {
-            case .memory: .lru
-            case .disk: .adaptive
+            case .memory, .disk: .adaptive
             case .origin, .http, .redis: nil
             }
         }
