@@ -18,7 +18,9 @@ struct MemoryScenarios {
 
         let baseline = MutexDictionary<String, Data>()
         for (key, value) in zip(keys, values) { baseline.set(value, key) }
-        let memory = MemoryCacheLevel<String, Data>(capacity: 1 << 30)
+        // `.lru`: these rows track the LRU paths the README describes; the
+        // policy scenario compares both policies.
+        let memory = MemoryCacheLevel<String, Data>(capacity: 1 << 30, policy: .lru)
         for (key, value) in zip(keys, values) { try? memory.store(value, forKey: key) }
 
         for threads in [1, 2] where options.wants("get") {
@@ -60,7 +62,7 @@ struct MemoryScenarios {
 
         if options.wants("evict") {
             // Capacity for 1,000 of the 10,000 keys: nearly every set evicts.
-            let small = MemoryCacheLevel<String, Data>(capacity: 1_000 * value.count)
+            let small = MemoryCacheLevel<String, Data>(capacity: 1_000 * value.count, policy: .lru)
             for threads in [1, 2] {
                 let evicting = sample(threads, ops: options.opsPerRun / 4) { thread, ops in
                     var i = thread * 4093

@@ -37,7 +37,7 @@ import Testing
         let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
         defer { model.shutdown() }
         #expect(await model.execute(.get(key: "missing:x")).message == "get missing:x: not found in any level")
-        #expect(await model.execute(.set(key: "k", value: "hello")).message == "set k: 5 bytes stored")
+        #expect(await model.execute(.set(key: "k", value: "hello")).message == "set k: 5 bytes written")
         #expect(await model.execute(.get(key: "k")).message.hasSuffix("\"hello\""))
         #expect(!(await model.execute(.remove(key: "k"))).isError)
         #expect(model.panes()[0].entries == 0)

@@ -53,4 +53,17 @@ import Testing
             "\(error)".contains("policies.yaml:10") && "\(error)".contains("expected lru or adaptive, got \"fifo\"")
         }
     }
+
+    /// A `:set` that a full adaptive level declines says so (the set itself succeeded).
+    @Test func aDeclinedSetIsNamedInTheLog() async throws {
+        let model = ExplorerModel(pipeline: try Pipeline(try PipelineFile.parse(Self.file, file: "policies.yaml")))
+        defer { model.shutdown() }
+        for _ in 0..<3 {
+            for i in 0..<40 { _ = await model.execute(.get(key: "k\(i)")) }
+            await model.pipeline.cache.waitForPendingWrites()
+        }
+        let outcome = await model.execute(.set(key: "newcomer", value: String(repeating: "x", count: 100)))
+        #expect(outcome.message.hasPrefix("set newcomer: 100 bytes written (declined by L1"), "\(outcome.message)")
+        #expect(model.events.contains { $0.text.contains("→ written to every level (declined by L1") })
+    }
 }

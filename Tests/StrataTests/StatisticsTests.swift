@@ -111,7 +111,7 @@ import Testing
     }
 
     @Test func levelCountersReachTheSnapshotThroughErasureAndWrappers() async throws {
-        let memory = MemoryCacheLevel<String, String>(capacity: 100, countLimit: 1)
+        let memory = MemoryCacheLevel<String, String>(capacity: 100, countLimit: 1, policy: .lru)
         let level = memory.normalize().pooled().normalize().instrumented(name: "L1")
         try await level.set("a", forKey: "1")
         try await level.set("b", forKey: "2")  // evicts "1"
@@ -119,6 +119,12 @@ import Testing
         #expect(level.statistics.snapshot().levelCounters == ["evictions": 1])
         level.statistics.reset()
         #expect(level.statistics.snapshot().levelCounters == nil, "counted from the reset")
+        // Under `.adaptive` the declined sets are counted too.
+        let adaptive = MemoryCacheLevel<String, String>(capacity: 100, countLimit: 1, policy: .adaptive)
+        let observed = adaptive.normalize().instrumented(name: "L1")
+        try await observed.set("a", forKey: "1")
+        try await observed.set("b", forKey: "2")  // seen as often as "1": declined
+        #expect(observed.statistics.snapshot().levelCounters == ["evictions": 1, "admissionsRejected": 1])
     }
 
     @Test func anErasedMemoryLevelAnswersLikeTheLevel() async throws {

@@ -41,7 +41,8 @@ public protocol CacheLevel<Key, Value>: Sendable {
 
     /// Stores `value` for `key`, expiring at `expiresAt` (`nil`: the level's
     /// default, if any). Default: ``set(_:forKey:)`` (a level with no expiry
-    /// keeps the value until it is removed or evicted).
+    /// keeps the value until it is removed or evicted, or declines it on
+    /// arrival under ``EvictionPolicy/adaptive``).
     func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws
 
     /// Removes `key`. Removing an absent key is not an error.

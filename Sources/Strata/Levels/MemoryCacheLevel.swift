@@ -22,9 +22,11 @@ public enum MemoryCacheError: Error, Equatable, Sendable {
 /// - Reads count as use: every hit reaches the policy before the next
 ///   eviction decision (under contention, some hits may go uncounted).
 /// - Entries live in 16 shards, each behind its own lock, so two threads
-///   rarely meet. Accesses are stamped with the system's monotonic clock
-///   (no shared counter to bounce between cores), which orders entries
-///   across shards; the evictor removes the globally least recently used one.
+///   rarely meet. Under `.adaptive` a read leaves its hit in its shard's
+///   buffer for the policy. Under `.lru` accesses are stamped with the
+///   system's monotonic clock (no shared counter to bounce between cores),
+///   which orders entries across shards; the evictor removes the globally
+///   least recently used one.
 /// - ``onMemoryWarning()`` empties it.
 public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: ExpirableCacheLevel {
     @usableFromInline static var shardCount: Int { 16 }

@@ -10,14 +10,19 @@ public protocol LevelCounterReporting: Sendable {
 }
 
 extension MemoryCacheLevel: LevelCounterReporting {
-    /// `evictions`.
-    public var levelCounters: [String: Int] { ["evictions": evictions] }
+    /// `evictions`, and `admissionsRejected` under ``EvictionPolicy/adaptive``.
+    public var levelCounters: [String: Int] {
+        isAdaptive ? ["evictions": evictions, "admissionsRejected": admissionsRejected] : ["evictions": evictions]
+    }
 }
 
 extension DiskCacheLevel: LevelCounterReporting {
-    /// `evictions`, `corruptEntriesRemoved` and `decodeFailures`.
+    /// `evictions`, `corruptEntriesRemoved` and `decodeFailures`, and
+    /// `admissionsRejected` under ``EvictionPolicy/adaptive``.
     public var levelCounters: [String: Int] {
-        ["evictions": evictions, "corruptEntriesRemoved": corruptEntriesRemoved, "decodeFailures": decodeFailures]
+        var counters = ["evictions": evictions, "corruptEntriesRemoved": corruptEntriesRemoved, "decodeFailures": decodeFailures]
+        if policy == .adaptive { counters["admissionsRejected"] = admissionsRejected }
+        return counters
     }
 }
 

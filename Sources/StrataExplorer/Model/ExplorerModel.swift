@@ -168,11 +168,17 @@ public final class ExplorerModel: Sendable {
         for line in evictions { log(line) }
     }
 
+    /// Each level's sets declined by admission so far (0 for levels without).
+    func declinedSets() -> [Int] {
+        pipeline.levels.map { $0.statistics.snapshot().levelCounters?["admissionsRejected"] ?? 0 }
+    }
+
     /// Why a level under `policy` evicts, for the event log.
     static func evictionReason(_ policy: EvictionPolicy?) -> String {
         switch policy {
         case .adaptive: "least often requested, or declined on arrival; over its capacity or count limit"
-        case .lru, nil: "least recently used; over its capacity or count limit"
+        case .lru: "least recently used; over its capacity or count limit"
+        case nil: "over its capacity or count limit"
         }
     }
 
@@ -398,9 +404,16 @@ public final class ExplorerModel: Sendable {
         let data = Data(value.utf8)
         do {
             noteOwnWrite(key)
+            let declinedBefore = declinedSets()
             try await pipeline.cache.set(data, forKey: key)
-            log("set \(key) (\(data.count) bytes) → stored in every level")
-            return CommandOutcome("set \(key): \(data.count) bytes stored")
+            // An adaptive level may decline a new key when it is full (the
+            // set still succeeds); say which did (other gets running at the
+            // same time can make this approximate).
+            let declinedBy = zip(pipeline.levels, zip(declinedBefore, declinedSets()))
+                .filter { $1.1 > $1.0 }.map(\.0.spec.name)
+            let declined = declinedBy.isEmpty ? "" : " (declined by \(declinedBy.joined(separator: ", ")))"
+            log("set \(key) (\(data.count) bytes) → written to every level\(declined)")
+            return CommandOutcome("set \(key): \(data.count) bytes written\(declined)")
         } catch {
             return failure("set \(key)", error)
         }

@@ -15,7 +15,7 @@ public struct PipelineSpec: Equatable, Sendable {
 /// One level and the wrappers around it.
 public struct LevelSpec: Equatable, Sendable {
     public enum Kind: Equatable, Sendable {
-        /// In-memory LRU.
+        /// In memory (adaptive W-TinyLFU unless the file asks for `lru`).
         case memory(capacity: Int, countLimit: Int?)
         /// Files in `path` (a fresh temporary directory when `nil`).
         case disk(path: String?, capacity: Int)
@@ -54,7 +54,7 @@ public struct LevelSpec: Equatable, Sendable {
     public var capRequests: Int?
     /// The name of the toggle that switches this level on and off.
     public var condition: String?
-    /// A memory level's eviction policy (`nil`: the library's default).
+    /// A memory or disk level's eviction policy (`nil`: the library's default).
     public var policy: EvictionPolicy?
     /// The line the level starts on in its file (for messages).
     public var line: Int?
