@@ -115,10 +115,17 @@ import Testing
         #expect(memory.normalize().synchronousValue(forKey: "a") == 1)
     }
 
-    /// A level whose two reads disagree on purpose, to see which one `get` used.
+    /// A level whose two reads disagree on purpose, to see which one `get`
+    /// used; with `complete`, its synchronous read is its whole read.
     struct TwoAnswers: CacheLevel {
+        var complete = false
         func getIfPresent(_ key: String) async throws -> Int? { 1 }
         func synchronousValue(forKey key: String) -> Int? { key == "sync" ? 2 : nil }
+        var synchronousReadIsComplete: Bool { complete }
+        var synchronousRead: SynchronousRead<String, Int>? {
+            guard complete else { return nil }
+            return SynchronousRead(value: { $0 == "sync" ? 2 : nil }, entry: { $0 == "sync" ? CacheEntry(value: 2) : nil })
+        }
         func set(_ value: Int, forKey key: String) async throws {}
         func remove(_ key: String) async throws {}
         func clear() async {}
@@ -132,26 +139,12 @@ import Testing
         #expect(try await genericThrowingGet(TwoAnswers(), "sync") == 2)
     }
 
-    /// The same, with a synchronous read that is the level's whole read.
-    struct CompleteSynchronousRead: CacheLevel {
-        func getIfPresent(_ key: String) async throws -> Int? { 1 }
-        func synchronousValue(forKey key: String) -> Int? { key == "sync" ? 2 : nil }
-        var synchronousReadIsComplete: Bool { true }
-        var synchronousRead: SynchronousRead<String, Int>? {
-            SynchronousRead(value: { $0 == "sync" ? 2 : nil }, entry: { $0 == "sync" ? CacheEntry(value: 2) : nil })
-        }
-        func set(_ value: Int, forKey key: String) async throws {}
-        func remove(_ key: String) async throws {}
-        func clear() async {}
-        func onMemoryWarning() async {}
-    }
-
     /// A miss through an erased memory level is one look-up, not two or three.
     @Test func aCompleteSynchronousReadAnswersMissesToo() async throws {
-        let erased = erase(CompleteSynchronousRead())
+        let erased = erase(TwoAnswers(complete: true))
         #expect(try await erased.get("sync") == 2)
         await #expect(throws: FetchError.valueNotInCache) { try await erased.get("other") }
-        let normalized = CompleteSynchronousRead().normalize()
+        let normalized = TwoAnswers(complete: true).normalize()
         #expect(normalized.synchronousReadIsComplete)
         #expect(try await normalized.getIfPresent("other") == nil, "the async closure was not asked")
         #expect(try await normalized.entry(forKey: "other") == nil)
