@@ -15,8 +15,9 @@ struct DiskIndexEntry: Equatable, Sendable {
 /// Under ``EvictionPolicy/lru`` the least recent entries go first. Under
 /// ``EvictionPolicy/adaptive`` the index also feeds an ``AdaptivePolicy``
 /// (entries by id, costs in file bytes; its frequency sketch lives in memory
-/// and starts empty at each start, which the window absorbs) and asks it
-/// which entries to let go: a new entry that loses admission is among them.
+/// and starts empty at each start, when the entries found are restored into
+/// the main region unread) and asks it which entries to let go: a new entry
+/// that loses admission is among them.
 /// The disk level takes its lock on every read anyway, so reads reach the
 /// policy directly rather than through a buffer.
 ///

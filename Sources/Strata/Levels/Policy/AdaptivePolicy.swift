@@ -1,7 +1,9 @@
-// Design notes: adaptive W-TinyLFU for the memory level.
+// Design notes: adaptive W-TinyLFU for the memory and disk levels.
 //
-// The level keeps its entries in shards (see LRUShard); this type keeps only
-// the policy's view of them, by id, behind the level's eviction lock:
+// The memory level keeps its entries in shards (see LRUShard), the disk level
+// in files (see DiskIndex); this type keeps only the policy's view of them,
+// by id, behind the level's lock. (Entries a disk level finds at start enter
+// probation directly, unread: `insert(_:cost:restored:)`.)
 //
 //   new entry ──▶ window (LRU) ──overflow──▶ probation ──hit──▶ protected
 //                                               ▲                   │
