@@ -8,11 +8,16 @@ import Glibc
 /// RedisCacheLevel get/set on one connection, sequential (latency) and
 /// pipelined (throughput), next to `redis-benchmark` against the same
 /// loopback server in the same run. Starts its own redis-server.
+///
+/// The loops run off the main actor (`@concurrent`), where a server's request
+/// handlers run: each reply resumes the waiting task on the global executor.
+/// One more row repeats the sequential get from the main actor, whose every
+/// resumption is one more thread hop (the main queue's).
 struct RedisScenario {
     let report: Report
     let options: BenchOptions
 
-    func run() async throws {
+    @concurrent func run() async throws {
         guard options.wants("redis") else { return }
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/redis-server"),
               FileManager.default.isExecutableFile(atPath: "/usr/bin/redis-benchmark") else {
@@ -50,6 +55,7 @@ struct RedisScenario {
         }
         let getSeconds = Double((ContinuousClock.now - getStart).nanoseconds) / 1e9
         let getLatency = latency.snapshot()
+        let mainActorSeconds = await Self.sequentialGetsOnTheMainActor(level, ops: ops)
 
         // Throughput: 16 requests in flight on the one connection (pipelined).
         let pipelinedStart = ContinuousClock.now
@@ -72,6 +78,8 @@ struct RedisScenario {
         if let get = sequential["GET"] { report.add(row("baseline redis-benchmark GET -c 1", get, baseline: nil, note: "")) }
         report.add(row("RedisCacheLevel get, 1 conn, sequential", Double(ops) / getSeconds, baseline: sequential["GET"],
                        note: "p50 \(fmt(getLatency.percentile(0.5))) p99 \(fmt(getLatency.percentile(0.99)))"))
+        report.add(row("same, from the main actor", Double(ops) / mainActorSeconds, baseline: sequential["GET"],
+                       note: "one more hop per reply"))
         if let set = sequential["SET"] { report.add(row("baseline redis-benchmark SET -c 1", set, baseline: nil, note: "")) }
         report.add(row("RedisCacheLevel set, 1 conn, sequential", Double(ops) / setSeconds, baseline: sequential["SET"],
                        note: "p50 \(fmt(setLatency.percentile(0.5))) p99 \(fmt(setLatency.percentile(0.99)))"))
@@ -84,6 +92,14 @@ struct RedisScenario {
                        baseline: nil, ratioToBaseline: nil,
                        note: "set by one level → heard by another: p50 \(fmt(delay.p50)) p99 \(fmt(delay.p99))"))
         await level.shutdown()
+    }
+
+    /// `ops` sequential gets from the main actor; returns the seconds taken.
+    @MainActor
+    static func sequentialGetsOnTheMainActor(_ level: RedisCacheLevel<String, Data>, ops: Int) async -> Double {
+        let start = ContinuousClock.now
+        for i in 0..<ops { _ = try? await level.getIfPresent("k\(i % 1000)") }
+        return Double((ContinuousClock.now - start).nanoseconds) / 1e9
     }
 
     /// How long after one `RedisCacheLevel` sets a key another one (its own
