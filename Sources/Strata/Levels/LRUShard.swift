@@ -87,6 +87,14 @@ struct LRUShardState<Key: Hashable, Value> {
         return lastStamp
     }
 
+    /// A fresh token for a node written under `.adaptive` (which does not
+    /// use stamps): it tells a pending policy write whether it is still the
+    /// node's latest (see ``PendingPolicyWrite``).
+    @inlinable mutating func nextToken() -> UInt64 {
+        lastStamp &+= 1
+        return lastStamp
+    }
+
     @usableFromInline static var readLogCapacity: Int { 64 }
 
     @inlinable init() {}
@@ -246,7 +254,9 @@ struct LRUShardState<Key: Hashable, Value> {
 
     @inlinable mutating func removeAll() -> (count: Int, cost: Int) {
         let removed = (liveCount, nodes.reduce(0) { $0 + ($1.key == nil ? 0 : $1.cost) })
+        let stamp = lastStamp  // tokens are never reused
         self = LRUShardState()
+        lastStamp = stamp
         return removed
     }
 }

@@ -7,11 +7,14 @@ import Synchronization
 extension MemoryCacheLevel {
     /// Sets that admission declined (or that were evicted again before their
     /// first hit in favour of more frequently requested entries), since creation.
-    public var admissionsRejected: Int { adaptive.withLock { $0.admissionsRejected } }
+    public var admissionsRejected: Int { withPolicy { $0.admissionsRejected } }
 
     /// The admission window's current share of the capacity (0...1), or
     /// nil under ``EvictionPolicy/lru``.
-    public var windowShare: Double? { isAdaptive ? adaptive.withLock { $0.adapter.share } : nil }
+    public var windowShare: Double? {
+        guard isAdaptive else { return nil }
+        return withPolicy { $0.adapter.share }
+    }
 
     @inlinable
     func adaptiveEntry(_ hashed: HashedKey<Key>, in shard: LRUShard<Key, Value>) -> CacheEntry<Value>? {
@@ -29,7 +32,7 @@ extension MemoryCacheLevel {
             adaptiveRemove(hashed, in: shard, onlyIfExpiredAt: clock.now().nanosecondsSince1970)
         } else if full {
             // Someone holding the lock will drain it; if not, later hits are dropped.
-            adaptive.withLockIfAvailable { drainReads(of: shard, into: &$0) }
+            if withPolicyUnlessBusy({ drainReads(of: shard, into: &$0) }) != nil { settlePendingWrites() }
         }
         return entry
     }
@@ -87,38 +90,163 @@ extension MemoryCacheLevel {
             return (true, full)
         }
         if replaced {
-            if full { adaptive.withLockIfAvailable { drainReads(of: shard, into: &$0) } }
+            if full {
+                if withPolicyUnlessBusy({ drainReads(of: shard, into: &$0) }) != nil { settlePendingWrites() }
+            }
             return
         }
-        adaptive.withLock { policy in
+        // With the policy lock free, the write reaches shard and policy
+        // together. If another thread holds it, the write goes into the shard
+        // now and into `pendingWrites` for that thread to apply, so writers
+        // do not queue behind each other's policy work; the level may then
+        // be over its limits until the holder evicts (at most
+        // `pendingWriteLimit` writes behind: past that a writer waits).
+        let appliedNow: Void? = withPolicyUnlessBusy { policy in
             drainReads(&policy)
+            applyPendingWrites(&policy)
             let (countDelta, costDelta) = shard.state.withLock { state -> (Int, Int) in
                 if let i = state.find(hashed) {
                     let delta = cost - state.nodes[Int(i)].cost
                     state.nodes[Int(i)].value = value
                     state.nodes[Int(i)].cost = cost
                     state.nodes[Int(i)].expiresAt = expires
-                    policy.update(state.nodes[Int(i)].policyID, cost: cost)
+                    state.nodes[Int(i)].stamp = state.nextToken()  // a pending write for it is stale now
+                    if state.nodes[Int(i)].policyID >= 0 {
+                        policy.update(state.nodes[Int(i)].policyID, cost: cost)
+                    } else {
+                        state.nodes[Int(i)].policyID = policy.insert(hashed, cost: cost)
+                    }
                     return (0, delta)
                 }
                 let id = policy.insert(hashed, cost: cost)
-                state.insert(LRUNode(key: hashed, value: value, cost: cost, expiresAt: expires, stamp: 0, policyID: id))
+                state.insert(LRUNode(key: hashed, value: value, cost: cost, expiresAt: expires, stamp: state.nextToken(), policyID: id))
                 return (1, cost)
             }
             account(count: countDelta, cost: costDelta)
-            var evicted = 0
-            policy.evict { key, cost in
-                let removed = self.shard(for: key).state.withLock { state -> Bool in
-                    guard let i = state.find(key) else { return false }
-                    state.removeNode(i)
-                    return true
+            evictOverLimits(&policy)
+        }
+        if appliedNow == nil {
+            let (countDelta, costDelta, token) = shard.state.withLock { state -> (Int, Int, UInt64) in
+                let token = state.nextToken()
+                if let i = state.find(hashed) {
+                    let delta = cost - state.nodes[Int(i)].cost
+                    state.nodes[Int(i)].value = value
+                    state.nodes[Int(i)].cost = cost
+                    state.nodes[Int(i)].expiresAt = expires
+                    state.nodes[Int(i)].stamp = token
+                    return (0, delta, token)
                 }
-                if removed {
-                    account(count: -1, cost: -cost)
-                    evicted += 1
-                }
+                state.insert(LRUNode(key: hashed, value: value, cost: cost, expiresAt: expires, stamp: token, policyID: -1))
+                return (1, cost, token)
             }
-            if evicted > 0 { evictionTotal.add(evicted, ordering: .relaxed) }
+            account(count: countDelta, cost: costDelta)
+            let backlog = pendingWrites.withLock { pending -> Int in
+                pending.append(PendingPolicyWrite(key: hashed, token: token))
+                pendingWriteCount.add(1, ordering: .sequentiallyConsistent)
+                return pending.count
+            }
+            if backlog > Self.pendingWriteLimit {
+                withPolicy { maintain(&$0) }
+                return
+            }
+        }
+        settlePendingWrites()
+    }
+
+    /// Writes that may wait for the policy before a writer waits for its lock.
+    @inlinable static var pendingWriteLimit: Int { 64 }
+
+    /// Applies what waits for the policy (buffered hits, pending writes) and
+    /// evicts down to the limits. Call with the policy lock held.
+    @inlinable
+    func maintain(_ policy: inout AdaptivePolicy<Key>) {
+        drainReads(&policy)
+        applyPendingWrites(&policy)
+        evictOverLimits(&policy)
+    }
+
+    /// Gives the policy every write that reached a shard without it.
+    @inlinable
+    func applyPendingWrites(_ policy: inout AdaptivePolicy<Key>) {
+        guard pendingWriteCount.load(ordering: .sequentiallyConsistent) > 0 else { return }
+        let writes = pendingWrites.withLock { pending -> [PendingPolicyWrite<Key>] in
+            defer {
+                pending.removeAll(keepingCapacity: true)
+                pendingWriteCount.store(0, ordering: .sequentiallyConsistent)
+            }
+            return pending
+        }
+        for write in writes {
+            withShard(for: write.key) { shard in shard.state.withLock { state in
+                guard let i = state.find(write.key), state.nodes[Int(i)].stamp == write.token else { return }
+                let cost = state.nodes[Int(i)].cost
+                if state.nodes[Int(i)].policyID >= 0 {
+                    policy.update(state.nodes[Int(i)].policyID, cost: cost)
+                } else {
+                    state.nodes[Int(i)].policyID = policy.insert(write.key, cost: cost)
+                }
+            } }
+        }
+    }
+
+    /// Evicts what the policy chooses until it is within the limits. An entry
+    /// leaves with the cost its shard holds (a change of cost may still wait
+    /// for the policy).
+    @inlinable
+    func evictOverLimits(_ policy: inout AdaptivePolicy<Key>) {
+        var evicted = 0
+        policy.evict { key, _ in
+            let cost = self.withShard(for: key) { shard in shard.state.withLock { state -> Int? in
+                guard let i = state.find(key), state.nodes[Int(i)].policyID >= 0 else { return nil }
+                return state.removeNode(i)
+            } }
+            if let cost {
+                account(count: -1, cost: -cost)
+                evicted += 1
+            }
+        }
+        if evicted > 0 { evictionTotal.add(evicted, ordering: .relaxed) }
+    }
+
+    /// Runs `body` with the policy lock, then applies what writers left
+    /// pending meanwhile (see ``settlePendingWrites()``).
+    @inlinable
+    func withPolicy<R>(_ body: (inout AdaptivePolicy<Key>) -> R) -> R {
+        let result = holdingPolicy(body)
+        settlePendingWrites()
+        return result
+    }
+
+    /// Runs `body` with the policy lock unless another thread holds it (then
+    /// nil). It does not try the lock: a failed try is a system call with
+    /// `Mutex` on Linux (`FUTEX_TRYLOCK_PI`); it reads `policyBusy` and
+    /// waits for the lock only in the moment a holder takes or leaves it.
+    /// The caller settles pending writes after.
+    @inlinable
+    func withPolicyUnlessBusy<R>(_ body: (inout AdaptivePolicy<Key>) -> R) -> R? {
+        guard !policyBusy.load(ordering: .sequentiallyConsistent) else { return nil }
+        return holdingPolicy(body)
+    }
+
+    @inlinable
+    func holdingPolicy<R>(_ body: (inout AdaptivePolicy<Key>) -> R) -> R {
+        adaptive.withLock { policy in
+            policyBusy.store(true, ordering: .sequentiallyConsistent)
+            defer { policyBusy.store(false, ordering: .sequentiallyConsistent) }
+            return body(&policy)
+        }
+    }
+
+    /// Applies writes left pending while another thread held the policy
+    /// lock, unless a holder will (`policyBusy`): every holder clears the flag
+    /// before releasing and then comes here, so no write waits for the next
+    /// one. (A writer adds its record, then finds the flag set; the holder
+    /// clears it, then reads the count: with sequentially consistent accesses
+    /// the holder sees the record.)
+    @inlinable
+    func settlePendingWrites() {
+        while pendingWriteCount.load(ordering: .sequentiallyConsistent) > 0 {
+            guard withPolicyUnlessBusy({ maintain(&$0) }) != nil else { return }
         }
     }
 
@@ -126,7 +254,7 @@ extension MemoryCacheLevel {
     /// the entry has expired by then (it may have been replaced meanwhile).
     @inlinable
     func adaptiveRemove(_ hashed: HashedKey<Key>, in shard: LRUShard<Key, Value>, onlyIfExpiredAt now: Int64?) {
-        adaptive.withLock { policy in
+        withPolicy { policy in
             let cost = shard.state.withLock { state -> Int? in
                 guard let i = state.find(hashed) else { return nil }
                 if let now {

@@ -36,6 +36,9 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     @usableFromInline let entryTotal = Atomic<Int>(0)
     @usableFromInline let evictionTotal = Atomic<Int>(0)
     @usableFromInline let evictionLock = Mutex(())
+    /// Set while a thread holds `evictionLock` (under `.lru`): a writer that
+    /// finds it set leaves the eviction its write calls for to that thread.
+    @usableFromInline let evictorBusy = Atomic<Bool>(false)
     @usableFromInline let costOf: @Sendable (Value) -> Int
     @usableFromInline let defaultTTL: Duration?
     /// The adaptive policy's state (unused under `.lru`); lock order: this, then a shard.
@@ -44,6 +47,15 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// `.adaptive`), cleared by the full drain before a policy decision, so
     /// that a run of writes does not look at 16 empty buffers each time.
     @usableFromInline let readsPending = Atomic<Bool>(false)
+    /// Writes waiting for the policy (under `.adaptive`): made while another
+    /// thread held `adaptive`, applied by its next holder. Lock order:
+    /// `adaptive`, then this, then a shard.
+    @usableFromInline let pendingWrites = Mutex<[PendingPolicyWrite<Key>]>([])
+    /// How many writes `pendingWrites` holds, readable without its lock.
+    @usableFromInline let pendingWriteCount = Atomic<Int>(0)
+    /// Set while a thread holds `adaptive`: a writer that finds it set leaves
+    /// its write pending for that thread instead of waiting for the lock.
+    @usableFromInline let policyBusy = Atomic<Bool>(false)
     @usableFromInline let isAdaptive: Bool
     /// The level's read and write paths compiled for the concrete `Key` and
     /// `Value` where the level was created (``MemoryCacheLevel/init(name:capacity:countLimit:policy:defaultTTL:clock:cost:)``
@@ -218,23 +230,61 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             return (1, cost)
         } }
         account(count: countDelta, cost: costDelta)
-        if totalCost > capacity || (countLimit.map { count > $0 } ?? false) { evict() }
+        if isOverLimits { evict() }
     }
 
     @inlinable
     func account(count: Int, cost: Int) {
-        if count != 0 { entryTotal.add(count, ordering: .relaxed) }
-        if cost != 0 { costTotal.add(cost, ordering: .relaxed) }
+        // Sequentially consistent (the same instruction as relaxed on x86):
+        // an evictor re-reads the totals after releasing its lock, and must
+        // see every write that left its eviction to it (see `evict()`).
+        if count != 0 { entryTotal.add(count, ordering: .sequentiallyConsistent) }
+        if cost != 0 { costTotal.add(cost, ordering: .sequentiallyConsistent) }
+    }
+
+    /// Whether the level holds more than its limits allow.
+    @inlinable
+    var isOverLimits: Bool {
+        costTotal.load(ordering: .sequentiallyConsistent) > capacity
+            || (countLimit.map { entryTotal.load(ordering: .sequentiallyConsistent) > $0 } ?? false)
     }
 
     /// Removes least-recently-used entries, across all shards, until the level
     /// is within its limits. (`@inlinable` so it is compiled for the concrete
     /// types with the set that calls it: unspecialised, an evicting set cost
     /// 16x a replacing one, nearly all of it generic metadata and witness calls.)
+    ///
+    /// A writer that finds another thread evicting leaves its eviction to it
+    /// rather than queueing for the lock (two writers taking turns at it cost
+    /// more than one doing both): the evictor clears `evictorBusy` before it
+    /// releases the lock and then checks the limits again, and with
+    /// sequentially consistent accesses it sees the totals of every write
+    /// that found the flag set.
     @inlinable
-    func evict() {
-        evictionLock.withLock { _ in
-            while totalCost > capacity || (countLimit.map { count > $0 } ?? false) {
+    func evict() { evict(thenWhileHolding: nil) }
+
+    /// ``evict()``; `body`, if given, runs once with the lock still held
+    /// after the first pass (tests: a write made there must be evicted for).
+    @inlinable
+    func evict(thenWhileHolding body: (() -> Void)?) {
+        var body = body
+        while isOverLimits || body != nil {
+            guard !evictorBusy.load(ordering: .sequentiallyConsistent) else { return }
+            evictionLock.withLock { _ in
+                evictorBusy.store(true, ordering: .sequentiallyConsistent)
+                defer { evictorBusy.store(false, ordering: .sequentiallyConsistent) }
+                evictWhileOverLimits()
+                body?()
+                body = nil
+            }
+        }
+    }
+
+    /// The body of ``evict()``, with `evictionLock` held.
+    @inlinable
+    func evictWhileOverLimits() {
+        do {
+            while isOverLimits {
                 // Published stamps are never newer than the truth (a read can
                 // only make a shard's real tail newer), so the shard with the
                 // oldest published stamp is a candidate: replay its reads and
@@ -301,7 +351,11 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// Removes every entry without suspending.
     public func removeAll() {
         if isAdaptive {
-            adaptive.withLock { policy in
+            withPolicy { policy in
+                pendingWrites.withLock {
+                    $0.removeAll()
+                    pendingWriteCount.store(0, ordering: .sequentiallyConsistent)
+                }
                 removeAllFromShards()
                 policy.removeAll()
             }
@@ -325,7 +379,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     @discardableResult
     public func removeExpired() async -> Int {
         if isAdaptive {
-            return adaptive.withLock { policy in removeExpiredFromShards { policy.remove($0) } }
+            return withPolicy { policy in removeExpiredFromShards { policy.remove($0) } }
         }
         return removeExpiredFromShards { _ in }
     }

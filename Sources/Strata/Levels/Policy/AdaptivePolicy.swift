@@ -167,7 +167,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
 
     /// A hit on `id` (recorded by a reader; `hash` guards against a reused id).
     @inlinable mutating func access(_ id: Int32, hash: Int) {
-        guard Int(id) < nodes.count, nodes[Int(id)].key?.hash == hash else { return }
+        guard id >= 0, Int(id) < nodes.count, nodes[Int(id)].key?.hash == hash else { return }
         sketch.increment(hash)
         touch(id)
     }
@@ -188,7 +188,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
 
     /// The value of `id` was replaced: its cost changes and it counts as a use.
     @inlinable mutating func update(_ id: Int32, cost: Int) {
-        guard Int(id) < nodes.count, nodes[Int(id)].region != .free else { return }
+        guard id >= 0, Int(id) < nodes.count, nodes[Int(id)].region != .free else { return }
         let delta = cost - nodes[Int(id)].cost
         nodes[Int(id)].cost = cost
         withList(nodes[Int(id)].region) { $0.cost += delta }
@@ -199,7 +199,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     /// The entry `id` was rewritten by someone else: its cost changes, and it
     /// does not count as a use.
     @inlinable mutating func resize(_ id: Int32, cost: Int) {
-        guard Int(id) < nodes.count, nodes[Int(id)].region != .free else { return }
+        guard id >= 0, Int(id) < nodes.count, nodes[Int(id)].region != .free else { return }
         let delta = cost - nodes[Int(id)].cost
         nodes[Int(id)].cost = cost
         withList(nodes[Int(id)].region) { $0.cost += delta }
@@ -207,7 +207,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
 
     /// Forgets `id` (removed, expired or evicted).
     @inlinable mutating func remove(_ id: Int32) {
-        guard nodes[Int(id)].region != .free else { return }
+        guard id >= 0, nodes[Int(id)].region != .free else { return }  // -1: never inserted (a pending write)
         unlink(id)
         nodes[Int(id)].key = nil
         nodes[Int(id)].region = .free
