@@ -292,7 +292,9 @@ final class LRUShard<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// a fresh stamp until the list is replayed).
     @inlinable func publishTail(_ state: inout LRUShardState<Key, Value>) {
         state.applyReads()
-        tailStamp.store(state.tailStamp, ordering: .relaxed)
+        // Stored only when it changes: the evictor reads every shard's.
+        let stamp = state.tailStamp
+        if tailStamp.load(ordering: .relaxed) != stamp { tailStamp.store(stamp, ordering: .relaxed) }
     }
 }
 

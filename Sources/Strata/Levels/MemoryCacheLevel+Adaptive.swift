@@ -194,18 +194,23 @@ extension MemoryCacheLevel {
     /// for the policy).
     @inlinable
     func evictOverLimits(_ policy: inout AdaptivePolicy<Key>) {
-        var evicted = 0
+        // Taken off the level's totals once, at the end (the policy keeps
+        // its own): the totals are the line every writer also adds to.
+        var evicted = 0, evictedCost = 0
         policy.evict { key, _ in
             let cost = self.withShard(for: key) { shard in shard.state.withLock { state -> Int? in
                 guard let i = state.find(key), state.nodes[Int(i)].policyID >= 0 else { return nil }
                 return state.removeNode(i)
             } }
             if let cost {
-                account(count: -1, cost: -cost)
                 evicted += 1
+                evictedCost += cost
             }
         }
-        if evicted > 0 { evictionTotal.add(evicted, ordering: .relaxed) }
+        if evicted > 0 {
+            account(count: -evicted, cost: -evictedCost)
+            evictionTotal.add(evicted, ordering: .relaxed)
+        }
     }
 
     /// Runs `body` with the policy lock, then applies what writers left

@@ -283,43 +283,62 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// The body of ``evict()``, with `evictionLock` held.
     @inlinable
     func evictWhileOverLimits() {
-        do {
-            while isOverLimits {
-                // Published stamps are never newer than the truth (a read can
-                // only make a shard's real tail newer), so the shard with the
-                // oldest published stamp is a candidate: replay its reads and
-                // evict only if its real tail is still the oldest.
+        // Counted here and taken off the totals once, at the end: the totals
+        // are the one line every writer also adds to.
+        var removedCount = 0, removedCost = 0
+        defer {
+            if removedCount > 0 {
+                account(count: -removedCount, cost: -removedCost)
+                evictionTotal.add(removedCount, ordering: .relaxed)
+            }
+        }
+        while isOverLimits(excluding: removedCount, cost: removedCost) {
+            // Published stamps are never newer than the truth (a read can
+            // only make a shard's real tail newer), so the shard with the
+            // oldest published stamp is a candidate: replay its reads and
+            // evict only if its real tail is still the oldest.
+            // Shards are borrowed from the array's buffer: taking one out
+            // retains and releases it, half of an eviction's cost, and
+            // writes the line its lock word shares with a writer.
+            let cost = shards.withUnsafeBufferPointer { shards -> Int?? in
                 var victimIndex = -1
                 var oldest = UInt64.max, runnerUp = UInt64.max
-                // Borrowed from the array's buffer: iterating `shards` itself
-                // retained and released each shard, half of an eviction's cost.
-                shards.withUnsafeBufferPointer { shards in
-                    for index in shards.indices {
-                        let stamp = shards[index].tailStamp.load(ordering: .relaxed)
-                        if stamp < oldest {
-                            runnerUp = oldest
-                            oldest = stamp
-                            victimIndex = index
-                        } else if stamp < runnerUp {
-                            runnerUp = stamp
-                        }
+                for index in shards.indices {
+                    let stamp = shards[index].tailStamp.load(ordering: .relaxed)
+                    if stamp < oldest {
+                        runnerUp = oldest
+                        oldest = stamp
+                        victimIndex = index
+                    } else if stamp < runnerUp {
+                        runnerUp = stamp
                     }
                 }
-                guard victimIndex >= 0 else { return }
+                guard victimIndex >= 0 else { return .some(nil) }
                 let victim = shards[victimIndex]
-                let cost = victim.state.withLock { state -> Int?? in
+                return victim.state.withLock { state -> Int?? in
                     state.applyReads()
                     defer { victim.publishTail(&state) }
                     guard state.tail >= 0 else { return .some(nil) }
                     guard state.tailStamp <= runnerUp else { return nil }  // stale: choose again
                     return .some(state.removeNode(state.tail))
                 }
-                if case .some(.some(let cost)) = cost {
-                    account(count: -1, cost: -cost)
-                    evictionTotal.add(1, ordering: .relaxed)
-                }
+            }
+            switch cost {
+            case .some(.some(let cost)):
+                removedCount += 1
+                removedCost += cost
+            case .some(.none): return  // nothing left to evict
+            case .none: continue
             }
         }
+    }
+
+    /// Whether the level would be over its limits without `count` entries
+    /// costing `cost` that are gone but not yet taken off the totals.
+    @inlinable
+    func isOverLimits(excluding count: Int, cost: Int) -> Bool {
+        costTotal.load(ordering: .sequentiallyConsistent) - cost > capacity
+            || (countLimit.map { entryTotal.load(ordering: .sequentiallyConsistent) - count > $0 } ?? false)
     }
 
     public func remove(_ key: Key) async throws { removeStored(key) }
