@@ -62,11 +62,14 @@ struct MemoryScenarios {
 
         if options.wants("evict") {
             // Capacity for 1,000 of the 10,000 keys: nearly every set evicts.
+            // Each key has its own value, as in use: with one value object
+            // for every key, both threads write its reference count on every
+            // set and every eviction, and 2 threads ran at a third of 1.
             let small = MemoryCacheLevel<String, Data>(capacity: 1_000 * value.count, policy: .lru)
             for threads in [1, 2] {
                 let evicting = sample(threads, ops: options.opsPerRun / 4) { thread, ops in
                     var i = thread * 4093
-                    for _ in 0..<ops { try? small.store(value, forKey: keys[i % mask]); i &+= 1 }
+                    for _ in 0..<ops { try? small.store(values[i % mask], forKey: keys[i % mask]); i &+= 1 }
                 }
                 report.add(report.row("MemoryCacheLevel set, evicting", threads: threads, samples: evicting,
                                       note: "\(small.evictions) evictions"))

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 @testable import Strata
 import Testing
 
@@ -75,33 +76,100 @@ import Testing
 /// thread holds the lock does not wait for it, and is still evicted for (or
 /// given to the policy) when that thread lets go, not at the next write.
 @Suite struct EvictionHandOverTests {
+    /// (A count limit of 64: a writer leaves its eviction to the busy
+    /// evictor while the level is within 1/32 over its limits, here 2.)
     @Test func anLRUWriteThatFindsTheEvictorBusyIsEvictedForWhenItLetsGo() throws {
-        let level = MemoryCacheLevel<Int, Int>(capacity: 1_000, countLimit: 10, policy: .lru) { _ in 1 }
-        for key in 0..<10 { try level.store(key, forKey: key) }
+        let level = MemoryCacheLevel<Int, Int>(capacity: 1_000, countLimit: 64, policy: .lru) { _ in 1 }
+        for key in 0..<64 { try level.store(key, forKey: key) }
         level.evict(thenWhileHolding: {
             // As another writer would: its own eviction sees the lock taken and leaves it.
             try? level.store(100, forKey: 100)
-            #expect(level.count == 11)
+            #expect(level.count == 65)
         })
-        #expect(level.count == 10)
+        #expect(level.count == 64)
         #expect(level.value(forKey: 100) == 100)
         #expect(level.value(forKey: 0) == nil)  // the least recently used went
         #expect(level.evictions == 1)
     }
 
     @Test func anAdaptiveWriteThatFindsThePolicyBusyReachesItWhenItIsLetGo() throws {
-        let level = MemoryCacheLevel<Int, Int>(capacity: 1_000, countLimit: 10, policy: .adaptive) { _ in 1 }
-        for key in 0..<10 { try level.store(key, forKey: key) }
+        let level = MemoryCacheLevel<Int, Int>(capacity: 1_000, countLimit: 64, policy: .adaptive) { _ in 1 }
+        for key in 0..<64 { try level.store(key, forKey: key) }
         level.withPolicy { policy in
             try? level.store(100, forKey: 100)  // into its shard now, into the policy later
-            #expect(level.count == 11)
-            #expect(policy.totalCount == 10)
+            #expect(level.count == 65)
+            #expect(policy.totalCount == 64)
             try? level.store(7, forKey: 7)  // a replacement of one the policy knows
         }
-        #expect(level.count == 10)
+        #expect(level.count == 64)
         #expect(level.evictions == 1)
-        #expect(level.withPolicy { $0.totalCount } == 10)
-        let present = (0..<10).filter { level.value(forKey: $0) != nil } + (level.value(forKey: 100) == nil ? [] : [100])
-        #expect(present.count == 10)
+        #expect(level.withPolicy { $0.totalCount } == 64)
+        let present = (0..<64).filter { level.value(forKey: $0) != nil } + (level.value(forKey: 100) == nil ? [] : [100])
+        #expect(present.count == 64)
+    }
+}
+
+/// Writers cannot outrun the evictor: past 1/32 over its limits a writer
+/// waits for it, so the level never holds much more than its capacity.
+@Suite struct EvictionBackpressureTests {
+    /// While this thread holds the evictor (or the policy), another thread
+    /// writes 100 new keys: it must stop once the level is past the slack
+    /// (64 + 2 here), and finish once the holder lets go.
+    @Test(arguments: [EvictionPolicy.lru, .adaptive])
+    func aWriterWaitsOncePastTheSlack(policy: EvictionPolicy) throws {
+        let level = MemoryCacheLevel<Int, Int>(capacity: 1_000, countLimit: 64, policy: policy) { _ in 1 }
+        for key in 0..<64 { try level.store(key, forKey: key) }
+        let written = Atomic<Int>(0)
+        let finished = DispatchSemaphore(value: 0)
+        var heldWhileHolding = 0, writtenWhileHolding = 0
+        let hold: () -> Void = {
+            // A thread of its own: a Dispatch worker may not get a thread
+            // while the test's own pool threads are busy.
+            let writer = Thread {
+                for key in 1_000..<1_100 {
+                    try? level.store(key, forKey: key)
+                    written.add(1, ordering: .relaxed)
+                }
+                finished.signal()
+            }
+            writer.start()
+            // Until it has written everything or stopped for 300 ms.
+            var last = -1, since = DispatchTime.now()
+            while written.load(ordering: .relaxed) < 100 {
+                let now = written.load(ordering: .relaxed)
+                if now != last { (last, since) = (now, .now()) }
+                if DispatchTime.now().uptimeNanoseconds - since.uptimeNanoseconds > 300_000_000 { break }
+                usleep(1_000)
+            }
+            heldWhileHolding = level.count
+            writtenWhileHolding = written.load(ordering: .relaxed)
+        }
+        switch policy {
+        case .lru: level.evict(thenWhileHolding: hold)
+        case .adaptive: level.withPolicy { _ in hold() }
+        }
+        #expect(writtenWhileHolding >= 2, "\(policy): the writer did not get going")
+        #expect(heldWhileHolding <= 64 + 2 + 1, "\(policy): \(heldWhileHolding) entries while the evictor was held")
+        #expect(finished.wait(timeout: .now() + 10) == .success)
+        #expect(written.load(ordering: .relaxed) == 100)
+        #expect(level.count == 64)
+    }
+
+    @Test(arguments: [EvictionPolicy.lru, .adaptive])
+    func writersNeverTakeTheLevelFarOverItsLimits(policy: EvictionPolicy) {
+        let level = MemoryCacheLevel<Int, Int>(capacity: 3_200, countLimit: 320, policy: policy) { _ in 10 }
+        let highest = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 3) { thread in
+            for i in 0..<30_000 {
+                try? level.store(i, forKey: thread * 1_000_000 + i)
+                let count = level.count
+                if count > highest.load(ordering: .relaxed) { highest.store(count, ordering: .relaxed) }
+            }
+        }
+        // The slack is 10 entries; a few writers may each be one set past it
+        // when they look.
+        #expect(highest.load(ordering: .relaxed) <= 320 + 10 + 3, "\(policy): held \(highest.load(ordering: .relaxed))")
+        #expect(level.count <= 320)
+        #expect(level.totalCost == level.count * 10)
     }
 }

@@ -100,7 +100,8 @@ extension MemoryCacheLevel {
         // now and into `pendingWrites` for that thread to apply, so writers
         // do not queue behind each other's policy work; the level may then
         // be over its limits until the holder evicts (at most
-        // `pendingWriteLimit` writes behind: past that a writer waits).
+        // `pendingWriteLimit` writes, or the slack of `isFarOverLimits`,
+        // behind: past that a writer waits for the lock).
         let appliedNow: Void? = withPolicyUnlessBusy { policy in
             drainReads(&policy)
             applyPendingWrites(&policy)
@@ -145,7 +146,7 @@ extension MemoryCacheLevel {
                 pendingWriteCount.add(1, ordering: .sequentiallyConsistent)
                 return pending.count
             }
-            if backlog > Self.pendingWriteLimit {
+            if backlog > Self.pendingWriteLimit || isFarOverLimits {
                 withPolicy { maintain(&$0) }
                 return
             }

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// Errors of ``MemoryCacheLevel``.
@@ -242,6 +247,16 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         if cost != 0 { costTotal.add(cost, ordering: .sequentiallyConsistent) }
     }
 
+    /// Whether the level holds more than its limits plus the slack that
+    /// concurrent writers may leave to the thread already evicting (1/32 of
+    /// each limit): past it a writer waits for the lock and evicts itself,
+    /// so writers cannot outrun the evictor.
+    @inlinable
+    var isFarOverLimits: Bool {
+        costTotal.load(ordering: .sequentiallyConsistent) > capacity + capacity / 32
+            || (countLimit.map { entryTotal.load(ordering: .sequentiallyConsistent) > $0 + $0 / 32 } ?? false)
+    }
+
     /// Whether the level holds more than its limits allow.
     @inlinable
     var isOverLimits: Bool {
@@ -256,7 +271,8 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     ///
     /// A writer that finds another thread evicting leaves its eviction to it
     /// rather than queueing for the lock (two writers taking turns at it cost
-    /// more than one doing both): the evictor clears `evictorBusy` before it
+    /// more than one doing both), unless the level is past the slack of
+    /// ``isFarOverLimits``: the evictor clears `evictorBusy` before it
     /// releases the lock and then checks the limits again, and with
     /// sequentially consistent accesses it sees the totals of every write
     /// that found the flag set.
@@ -269,7 +285,14 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     func evict(thenWhileHolding body: (() -> Void)?) {
         var body = body
         while isOverLimits || body != nil {
-            guard !evictorBusy.load(ordering: .sequentiallyConsistent) else { return }
+            if evictorBusy.load(ordering: .sequentiallyConsistent) {
+                guard isFarOverLimits else { return }
+                // Too far over to leave to the evictor: wait until it has
+                // caught up (queueing on its lock would hand the lock back
+                // and forth), then go round again.
+                while evictorBusy.load(ordering: .sequentiallyConsistent) && isFarOverLimits { sched_yield() }
+                continue
+            }
             evictionLock.withLock { _ in
                 evictorBusy.store(true, ordering: .sequentiallyConsistent)
                 defer { evictorBusy.store(false, ordering: .sequentiallyConsistent) }
@@ -300,7 +323,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             // Shards are borrowed from the array's buffer: taking one out
             // retains and releases it, half of an eviction's cost, and
             // writes the line its lock word shares with a writer.
-            let cost = shards.withUnsafeBufferPointer { shards -> Int?? in
+            let removed = shards.withUnsafeBufferPointer { shards -> (count: Int, cost: Int)? in
                 var victimIndex = -1
                 var oldest = UInt64.max, runnerUp = UInt64.max
                 for index in shards.indices {
@@ -313,23 +336,26 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
                         runnerUp = stamp
                     }
                 }
-                guard victimIndex >= 0 else { return .some(nil) }
+                guard victimIndex >= 0 else { return nil }
                 let victim = shards[victimIndex]
-                return victim.state.withLock { state -> Int?? in
+                // Every entry of this shard older than every other shard's
+                // tail goes in this one visit, as long as the level is over.
+                return victim.state.withLock { state -> (count: Int, cost: Int)? in
                     state.applyReads()
                     defer { victim.publishTail(&state) }
-                    guard state.tail >= 0 else { return .some(nil) }
-                    guard state.tailStamp <= runnerUp else { return nil }  // stale: choose again
-                    return .some(state.removeNode(state.tail))
+                    guard state.tail >= 0 else { return nil }
+                    var count = 0, cost = 0
+                    while state.tail >= 0 && state.tailStamp <= runnerUp
+                        && isOverLimits(excluding: removedCount + count, cost: removedCost + cost) {
+                        cost += state.removeNode(state.tail)
+                        count += 1
+                    }
+                    return (count, cost)  // none: stale, choose again
                 }
             }
-            switch cost {
-            case .some(.some(let cost)):
-                removedCount += 1
-                removedCost += cost
-            case .some(.none): return  // nothing left to evict
-            case .none: continue
-            }
+            guard let removed else { return }  // nothing left to evict
+            removedCount += removed.count
+            removedCost += removed.cost
         }
     }
 
