@@ -92,6 +92,22 @@ import Testing
         #expect(level.evictions == 1)
     }
 
+    /// From a review: when the totals say the level is over its limits but
+    /// every shard is empty (a remover has taken its entry out and not yet
+    /// off the totals), the evictor must give up, not spin until the totals
+    /// change (here they never would).
+    @Test func anEvictorThatFindsNothingToEvictReturns() {
+        let level = MemoryCacheLevel<Int, Int>(capacity: 1_000, countLimit: 10, policy: .lru) { _ in 1 }
+        let returned = DispatchSemaphore(value: 0)
+        Thread {
+            level.evict(thenWhileHolding: { level.account(count: 20, cost: 0) })
+            returned.signal()
+        }.start()
+        #expect(returned.wait(timeout: .now() + 5) == .success, "evict() still running after 5 s")
+        level.account(count: -20, cost: 0)
+        #expect(level.count == 0)
+    }
+
     @Test func anAdaptiveWriteThatFindsThePolicyBusyReachesItWhenItIsLetGo() throws {
         let level = MemoryCacheLevel<Int, Int>(capacity: 1_000, countLimit: 64, policy: .adaptive) { _ in 1 }
         for key in 0..<64 { try level.store(key, forKey: key) }

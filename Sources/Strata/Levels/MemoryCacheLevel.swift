@@ -91,6 +91,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         cost: @escaping @Sendable (Value) -> Int
     ) {
         precondition(capacity >= 0, "capacity must not be negative")
+        precondition((countLimit ?? 0) >= 0, "countLimit must not be negative")
         self.name = name
         self.policy = policy
         self.isAdaptive = policy == .adaptive
@@ -284,7 +285,12 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     @inlinable
     func evict(thenWhileHolding body: (() -> Void)?) {
         var body = body
-        while isOverLimits || body != nil {
+        // Passes that found nothing to evict although the totals say the
+        // level is over (a remover has emptied a shard and not yet taken its
+        // entry off the totals): a second one in a row ends the loop, which
+        // would otherwise spin until the remover runs.
+        var emptyPasses = 0
+        while (isOverLimits || body != nil) && emptyPasses < 2 {
             if evictorBusy.load(ordering: .sequentiallyConsistent) {
                 guard isFarOverLimits else { return }
                 // Too far over to leave to the evictor: wait until it has
@@ -296,16 +302,17 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             evictionLock.withLock { _ in
                 evictorBusy.store(true, ordering: .sequentiallyConsistent)
                 defer { evictorBusy.store(false, ordering: .sequentiallyConsistent) }
-                evictWhileOverLimits()
+                emptyPasses = evictWhileOverLimits() ? emptyPasses + 1 : 0
                 body?()
                 body = nil
             }
         }
     }
 
-    /// The body of ``evict()``, with `evictionLock` held.
+    /// The body of ``evict()``, with `evictionLock` held. Returns whether it
+    /// stopped over the limits because every shard was empty.
     @inlinable
-    func evictWhileOverLimits() {
+    func evictWhileOverLimits() -> Bool {
         // Counted here and taken off the totals once, at the end: the totals
         // are the one line every writer also adds to.
         var removedCount = 0, removedCost = 0
@@ -353,10 +360,11 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
                     return (count, cost)  // none: stale, choose again
                 }
             }
-            guard let removed else { return }  // nothing left to evict
+            guard let removed else { return true }  // nothing left to evict
             removedCount += removed.count
             removedCost += removed.cost
         }
+        return false
     }
 
     /// Whether the level would be over its limits without `count` entries
