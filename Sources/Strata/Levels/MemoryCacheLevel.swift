@@ -351,11 +351,18 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
                     state.applyReads()
                     defer { victim.publishTail(&state) }
                     guard state.tail >= 0 else { return nil }
+                    // How far over the level is, read once per visit (the
+                    // totals are the lines every writer adds to); writes
+                    // made meanwhile are seen by the next visit.
+                    var excessCost = costTotal.load(ordering: .sequentiallyConsistent) - removedCost - capacity
+                    var excessCount = countLimit.map { entryTotal.load(ordering: .sequentiallyConsistent) - removedCount - $0 } ?? 0
                     var count = 0, cost = 0
-                    while state.tail >= 0 && state.tailStamp <= runnerUp
-                        && isOverLimits(excluding: removedCount + count, cost: removedCost + cost) {
-                        cost += state.removeNode(state.tail)
+                    while state.tail >= 0 && state.tailStamp <= runnerUp && (excessCost > 0 || excessCount > 0) {
+                        let removed = state.removeNode(state.tail)
+                        cost += removed
                         count += 1
+                        excessCost -= removed
+                        excessCount -= 1
                     }
                     return (count, cost)  // none: stale, choose again
                 }
