@@ -32,9 +32,12 @@ struct MemoryPolicyScenario {
         for threads in [1, 2] {
             let smallLRU = MemoryCacheLevel<String, Data>(capacity: 1_000 * 64, policy: .lru)
             let smallAdaptive = MemoryCacheLevel<String, Data>(capacity: 1_000 * 64, policy: .adaptive)
+            // The second thread walks the keys the other way round (see the
+            // memory scenario's evicting row).
             let (l, a) = pair(threads, options.opsPerRun / 4, { level in { thread, ops in
                 var i = thread * 4093
-                for _ in 0..<ops { try? level.store(values[i % count], forKey: keys[i % count]); i &+= 1 }
+                let stride = thread == 0 ? 1 : count - 1  // the other way round
+                for _ in 0..<ops { try? level.store(values[i % count], forKey: keys[i % count]); i &+= stride }
             } }, smallLRU, smallAdaptive)
             let lruRow = report.row("memory .lru set, evicting", threads: threads, samples: l)
             report.add(lruRow)
