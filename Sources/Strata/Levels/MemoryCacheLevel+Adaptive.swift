@@ -2,8 +2,10 @@ import Synchronization
 
 /// The memory level under ``EvictionPolicy/adaptive``: shards hold the
 /// entries, ``AdaptivePolicy`` (behind `adaptive`) decides which stay.
-/// Writes take the policy lock, then one shard's; reads take only the
-/// shard's and leave their hit in its lossy buffer.
+/// Writes take the policy lock, then one shard's; a write that finds the
+/// policy held by another thread goes into its shard alone and into
+/// `pendingWrites`, which that thread applies before it lets go. Reads take
+/// only the shard's lock and leave their hit in its lossy buffer.
 extension MemoryCacheLevel {
     /// Sets that admission declined (or that were evicted again before their
     /// first hit in favour of more frequently requested entries), since creation.

@@ -46,7 +46,8 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     @usableFromInline let evictorBusy = Atomic<Bool>(false)
     @usableFromInline let costOf: @Sendable (Value) -> Int
     @usableFromInline let defaultTTL: Duration?
-    /// The adaptive policy's state (unused under `.lru`); lock order: this, then a shard.
+    /// The adaptive policy's state (unused under `.lru`); lock order: this,
+    /// then `pendingWrites`, then a shard.
     @usableFromInline let adaptive: Mutex<AdaptivePolicy<Key>>
     /// Set when a shard's read buffer goes from empty to not (under
     /// `.adaptive`), cleared by the full drain before a policy decision, so

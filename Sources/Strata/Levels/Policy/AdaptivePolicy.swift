@@ -26,7 +26,9 @@
 //   in cost units and, with a count limit, in entries too.
 // - Reads reach the policy through lossy per-shard buffers drained under the
 //   eviction lock before every decision, so a single-threaded replay is
-//   deterministic and concurrent readers never take this lock.
+//   deterministic and concurrent readers never take this lock. A write that
+//   finds the lock held reaches the policy later, through the memory level's
+//   pending writes (`PendingPolicyWrite`), applied by the holder.
 
 /// Where a policy node lives.
 @usableFromInline
