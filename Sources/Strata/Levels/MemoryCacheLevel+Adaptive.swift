@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// The memory level under ``EvictionPolicy/adaptive``: shards hold the
@@ -149,8 +154,13 @@ extension MemoryCacheLevel {
                 return pending.count
             }
             if backlog > Self.pendingWriteLimit || isFarOverLimits {
-                withPolicy { maintain(&$0) }
-                return
+                // Too far behind to leave to the holder: wait until it has
+                // caught up (queueing on its lock would hand the lock back
+                // and forth), then settle what is left.
+                while policyBusy.load(ordering: .sequentiallyConsistent)
+                    && (pendingWriteCount.load(ordering: .sequentiallyConsistent) > Self.pendingWriteLimit || isFarOverLimits) {
+                    sched_yield()
+                }
             }
         }
         settlePendingWrites()
