@@ -266,6 +266,10 @@ struct LRUShardState<Key: Hashable, Value> {
 @usableFromInline
 final class LRUShard<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     @usableFromInline let state = Mutex(LRUShardState<Key, Value>())
+    /// Keeps `tailStamp` off the lines a write to the state dirties: the
+    /// evictor reads every shard's stamp for every eviction, and a stamp
+    /// beside the state made it miss on each shard a writer had touched.
+    @usableFromInline let stampPadding = CacheLinePadding()
     @usableFromInline let tailStamp = Atomic<UInt64>(.max)
     /// Non-zero while hits wait in `policyReads` (written under `state`'s
     /// lock; read without it to skip empty shards when draining).
@@ -278,9 +282,7 @@ final class LRUShard<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// another, and without it a shard's lock word could share a cache line
     /// (or an adjacent-line prefetch pair) with its neighbour's, so two
     /// threads on different shards would still bounce one line.
-    @usableFromInline let padding: (Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
-                                    Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64) =
-        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    @usableFromInline let padding = (CacheLinePadding(), CacheLinePadding())
 
     @inlinable init() {}
 

@@ -36,14 +36,21 @@ public enum MemoryCacheError: Error, Equatable, Sendable {
 public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: ExpirableCacheLevel {
     @usableFromInline static var shardCount: Int { 16 }
 
+    // Stored properties in groups by who writes them, a cache line apart:
+    // read-only ones every call reads; the totals every write adds to; the
+    // evictor's; the adaptive policy's. (A write to any of them used to
+    // evict `shards` from the other core's cache.)
     @usableFromInline let shards: [LRUShard<Key, Value>]
+    @usableFromInline let padding0 = CacheLinePadding()
     @usableFromInline let costTotal = Atomic<Int>(0)
     @usableFromInline let entryTotal = Atomic<Int>(0)
+    @usableFromInline let padding1 = CacheLinePadding()
     @usableFromInline let evictionTotal = Atomic<Int>(0)
     @usableFromInline let evictionLock = Mutex(())
     /// Set while a thread holds `evictionLock` (under `.lru`): a writer that
     /// finds it set leaves the eviction its write calls for to that thread.
     @usableFromInline let evictorBusy = Atomic<Bool>(false)
+    @usableFromInline let padding2 = CacheLinePadding()
     @usableFromInline let costOf: @Sendable (Value) -> Int
     @usableFromInline let defaultTTL: Duration?
     /// The adaptive policy's state (unused under `.lru`); lock order: this,
@@ -62,6 +69,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// Set while a thread holds `adaptive`: a writer that finds it set leaves
     /// its write pending for that thread instead of waiting for the lock.
     @usableFromInline let policyBusy = Atomic<Bool>(false)
+    @usableFromInline let padding3 = CacheLinePadding()
     @usableFromInline let isAdaptive: Bool
     /// The level's read and write paths compiled for the concrete `Key` and
     /// `Value` where the level was created (``MemoryCacheLevel/init(name:capacity:countLimit:policy:defaultTTL:clock:cost:)``
