@@ -95,6 +95,25 @@ struct LRUShardState<Key: Hashable, Value> {
         return lastStamp
     }
 
+    /// Under `.adaptive`: stores `value` for `key`, in place or as a new
+    /// node the policy has not seen yet (`policyID` -1), with a fresh token.
+    /// Returns the node and the change in count and cost.
+    @inlinable mutating func write(
+        _ key: HashedKey<Key>, _ value: Value, cost: Int, expiresAt: Int64
+    ) -> (node: Int32, count: Int, cost: Int) {
+        let token = nextToken()
+        if let i = find(key) {
+            let delta = cost - nodes[Int(i)].cost
+            nodes[Int(i)].value = value
+            nodes[Int(i)].cost = cost
+            nodes[Int(i)].expiresAt = expiresAt
+            nodes[Int(i)].stamp = token
+            return (i, 0, delta)
+        }
+        let i = insert(LRUNode(key: key, value: value, cost: cost, expiresAt: expiresAt, stamp: token, policyID: -1))
+        return (i, 1, cost)
+    }
+
     @usableFromInline static var readLogCapacity: Int { 64 }
 
     @inlinable init() {}
@@ -225,7 +244,7 @@ struct LRUShardState<Key: Hashable, Value> {
 
     /// Inserts `node` (moved in: copying it would retain its key and value
     /// only to release the originals).
-    @inlinable mutating func insert(_ node: consuming LRUNode<Key, Value>) {
+    @inlinable @discardableResult mutating func insert(_ node: consuming LRUNode<Key, Value>) -> Int32 {
         reserveSlot()
         let hash = node.key?.hash ?? 0
         let i: Int32
@@ -238,6 +257,7 @@ struct LRUShardState<Key: Hashable, Value> {
         }
         indexInsert(hash, node: i)
         pushFront(i)
+        return i
     }
 
     /// Removes node `i`; returns its cost.

@@ -108,48 +108,26 @@ extension MemoryCacheLevel {
         // do not queue behind each other's policy work; the level may then
         // be over its limits until the holder evicts (at most
         // `pendingWriteLimit` writes, or the slack of `isFarOverLimits`,
-        // behind: past that a writer waits for the lock).
+        // behind: past that a writer waits for the holder to catch up).
         let appliedNow: Void? = withPolicyUnlessBusy { policy in
             drainReads(&policy)
             applyPendingWrites(&policy)
             let (countDelta, costDelta) = shard.state.withLock { state -> (Int, Int) in
-                if let i = state.find(hashed) {
-                    let delta = cost - state.nodes[Int(i)].cost
-                    state.nodes[Int(i)].value = value
-                    state.nodes[Int(i)].cost = cost
-                    state.nodes[Int(i)].expiresAt = expires
-                    state.nodes[Int(i)].stamp = state.nextToken()  // a pending write for it is stale now
-                    if state.nodes[Int(i)].policyID >= 0 {
-                        policy.update(state.nodes[Int(i)].policyID, cost: cost)
-                    } else {
-                        state.nodes[Int(i)].policyID = policy.insert(hashed, cost: cost)
-                    }
-                    return (0, delta)
-                }
-                let id = policy.insert(hashed, cost: cost)
-                state.insert(LRUNode(key: hashed, value: value, cost: cost, expiresAt: expires, stamp: state.nextToken(), policyID: id))
-                return (1, cost)
+                let written = state.write(hashed, value, cost: cost, expiresAt: expires)
+                give(written.node, hashed, of: &state, to: &policy)
+                return (written.count, written.cost)
             }
             account(count: countDelta, cost: costDelta)
             evictOverLimits(&policy)
         }
         if appliedNow == nil {
-            let (countDelta, costDelta, token) = shard.state.withLock { state -> (Int, Int, UInt64) in
-                let token = state.nextToken()
-                if let i = state.find(hashed) {
-                    let delta = cost - state.nodes[Int(i)].cost
-                    state.nodes[Int(i)].value = value
-                    state.nodes[Int(i)].cost = cost
-                    state.nodes[Int(i)].expiresAt = expires
-                    state.nodes[Int(i)].stamp = token
-                    return (0, delta, token)
-                }
-                state.insert(LRUNode(key: hashed, value: value, cost: cost, expiresAt: expires, stamp: token, policyID: -1))
-                return (1, cost, token)
+            let written = shard.state.withLock { state in
+                let written = state.write(hashed, value, cost: cost, expiresAt: expires)
+                return (count: written.count, cost: written.cost, token: state.nodes[Int(written.node)].stamp)
             }
-            account(count: countDelta, cost: costDelta)
+            account(count: written.count, cost: written.cost)
             let backlog = pendingWrites.withLock { pending -> Int in
-                pending.append(PendingPolicyWrite(key: hashed, token: token))
+                pending.append(PendingPolicyWrite(key: hashed, token: written.token))
                 pendingWriteCount.add(1, ordering: .sequentiallyConsistent)
                 return pending.count
             }
@@ -192,13 +170,22 @@ extension MemoryCacheLevel {
         for write in writes {
             withShard(for: write.key) { shard in shard.state.withLock { state in
                 guard let i = state.find(write.key), state.nodes[Int(i)].stamp == write.token else { return }
-                let cost = state.nodes[Int(i)].cost
-                if state.nodes[Int(i)].policyID >= 0 {
-                    policy.update(state.nodes[Int(i)].policyID, cost: cost)
-                } else {
-                    state.nodes[Int(i)].policyID = policy.insert(write.key, cost: cost)
-                }
+                give(i, write.key, of: &state, to: &policy)
             } }
+        }
+    }
+
+    /// A node just written reaches the policy: a new one is inserted, one the
+    /// policy knows has its cost updated and counts as a use.
+    @inlinable
+    func give(
+        _ i: Int32, _ key: HashedKey<Key>, of state: inout LRUShardState<Key, Value>, to policy: inout AdaptivePolicy<Key>
+    ) {
+        let cost = state.nodes[Int(i)].cost
+        if state.nodes[Int(i)].policyID >= 0 {
+            policy.update(state.nodes[Int(i)].policyID, cost: cost)
+        } else {
+            state.nodes[Int(i)].policyID = policy.insert(key, cost: cost)
         }
     }
 

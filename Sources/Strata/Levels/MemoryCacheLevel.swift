@@ -259,19 +259,23 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
 
     /// Whether the level holds more than its limits plus the slack that
     /// concurrent writers may leave to the thread already evicting (1/32 of
-    /// each limit): past it a writer waits for the lock and evicts itself,
-    /// so writers cannot outrun the evictor.
+    /// each limit): past it a writer waits for that thread to catch up, so
+    /// writers cannot outrun the evictor.
     @inlinable
-    var isFarOverLimits: Bool {
-        costTotal.load(ordering: .sequentiallyConsistent) > capacity + capacity / 32
-            || (countLimit.map { entryTotal.load(ordering: .sequentiallyConsistent) > $0 + $0 / 32 } ?? false)
-    }
+    var isFarOverLimits: Bool { isOverLimits(excluding: 0, cost: 0, slack: true) }
 
     /// Whether the level holds more than its limits allow.
     @inlinable
-    var isOverLimits: Bool {
-        costTotal.load(ordering: .sequentiallyConsistent) > capacity
-            || (countLimit.map { entryTotal.load(ordering: .sequentiallyConsistent) > $0 } ?? false)
+    var isOverLimits: Bool { isOverLimits(excluding: 0, cost: 0, slack: false) }
+
+    /// Whether the level would be over its limits (plus 1/32 of each with
+    /// `slack`) without `count` entries costing `cost` that are gone but not
+    /// yet taken off the totals.
+    @inlinable
+    func isOverLimits(excluding count: Int, cost: Int, slack: Bool) -> Bool {
+        if costTotal.load(ordering: .sequentiallyConsistent) - cost > capacity + (slack ? capacity / 32 : 0) { return true }
+        guard let countLimit else { return false }
+        return entryTotal.load(ordering: .sequentiallyConsistent) - count > countLimit + (slack ? countLimit / 32 : 0)
     }
 
     /// Removes least-recently-used entries, across all shards, until the level
@@ -331,7 +335,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
                 evictionTotal.add(removedCount, ordering: .relaxed)
             }
         }
-        while isOverLimits(excluding: removedCount, cost: removedCost) {
+        while isOverLimits(excluding: removedCount, cost: removedCost, slack: false) {
             // Published stamps are never newer than the truth (a read can
             // only make a shard's real tail newer), so the shard with the
             // oldest published stamp is a candidate: replay its reads and
@@ -381,14 +385,6 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             removedCost += removed.cost
         }
         return false
-    }
-
-    /// Whether the level would be over its limits without `count` entries
-    /// costing `cost` that are gone but not yet taken off the totals.
-    @inlinable
-    func isOverLimits(excluding count: Int, cost: Int) -> Bool {
-        costTotal.load(ordering: .sequentiallyConsistent) - cost > capacity
-            || (countLimit.map { entryTotal.load(ordering: .sequentiallyConsistent) - count > $0 } ?? false)
     }
 
     public func remove(_ key: Key) async throws { removeStored(key) }
