@@ -1,8 +1,9 @@
 import NIOCore
 
-/// Pipelining: writes go out as they come; replies are matched to requests
-/// in order (Redis answers in order). Push frames (RESP3) are not replies and
-/// travel on down the pipeline. A closed connection fails every request still
+/// Pipelining: writes go out as they come; replies are decoded here (see
+/// ``RESPDecoder``) and matched to requests in order (Redis answers in
+/// order). Push frames (RESP3) are not replies and travel on down the
+/// pipeline. A closed connection fails every request still
 /// waiting; an invalid reply fails them with ``RedisError/invalidReply(_:)``
 /// and closes the connection.
 ///
@@ -13,7 +14,7 @@ import NIOCore
 /// ``RedisError/timeout`` and the connection is closed, never reused: its
 /// late reply would otherwise be read as the answer to the next request.
 final class RedisCommandHandler: ChannelDuplexHandler {
-    typealias InboundIn = RESPValue
+    typealias InboundIn = ByteBuffer
     typealias InboundOut = RESPValue
     typealias OutboundIn = RedisRequest
     typealias OutboundOut = ByteBuffer
@@ -26,9 +27,15 @@ final class RedisCommandHandler: ChannelDuplexHandler {
     private var waiting = CircularBuffer<Waiting>()
     private let timeout: TimeAmount?
     private var timer: Scheduled<Void>?
+    private var decoder: RESPDecoder
 
-    /// - Parameter timeout: how long a request may wait for its reply; `nil`: for ever.
-    init(timeout: TimeAmount? = nil) { self.timeout = timeout }
+    /// - Parameters:
+    ///   - timeout: how long a request may wait for its reply; `nil`: for ever.
+    ///   - limits: the largest reply accepted (a larger one is an invalid reply).
+    init(timeout: TimeAmount? = nil, limits: RESPLimits = .default) {
+        self.timeout = timeout
+        self.decoder = RESPDecoder(limits: limits)
+    }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let request = Self.unwrapOutboundIn(data)
@@ -59,16 +66,26 @@ final class RedisCommandHandler: ChannelDuplexHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let value = Self.unwrapInboundIn(data)
-        if case .push = value {
-            context.fireChannelRead(data)
-            return
+        decoder.feed(Self.unwrapInboundIn(data))
+        while true {
+            let value: RESPValue
+            do {
+                guard let next = try decoder.next() else { return }
+                value = next
+            } catch {
+                closeAndFailAll(context: context, RedisError.invalidReply(error))
+                return
+            }
+            if case .push = value {
+                context.fireChannelRead(Self.wrapInboundOut(value))
+                continue
+            }
+            guard let slot = waiting.popFirst() else {
+                closeAndFailAll(context: context, RedisError.protocolError("a reply nobody asked for"))
+                return
+            }
+            slot.replies.deliver(value)
         }
-        guard let slot = waiting.popFirst() else {
-            closeAndFailAll(context: context, RedisError.protocolError("a reply nobody asked for"))
-            return
-        }
-        slot.replies.deliver(value)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -83,7 +100,6 @@ final class RedisCommandHandler: ChannelDuplexHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         switch error {
-        case let error as RESPParseError: closeAndFailAll(context: context, RedisError.invalidReply(error))
         case let error as RedisError: closeAndFailAll(context: context, error)
         default: closeAndFailAll(context: context, RedisError.protocolError("\(error)"))
         }

@@ -27,9 +27,9 @@ final class RedisConnection: Sendable {
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RESPDecoder(limits: configuration.replyLimits)))
                     try channel.pipeline.syncOperations.addHandler(
-                        RedisCommandHandler(timeout: .nanoseconds(configuration.commandTimeout.nanosecondsClamped)))
+                        RedisCommandHandler(timeout: .nanoseconds(configuration.commandTimeout.nanosecondsClamped),
+                                            limits: configuration.replyLimits))
                     if let pushes { try channel.pipeline.syncOperations.addHandler(RedisPushHandler(pushes)) }
                 }
             }

@@ -3,8 +3,9 @@ import NIOEmbedded
 @testable import StrataRedis
 import Testing
 
-/// The reply decoder on an `EmbeddedChannel`: split frames, malformed,
-/// nested and oversized replies.
+/// The reply decoder fed one read at a time (as the connection's handler
+/// feeds it): split frames, malformed, nested and oversized replies; and the
+/// handler on an `EmbeddedChannel`.
 @Suite struct RESPParserTests {
     struct Decoded {
         var values: [RESPValue] = []
@@ -13,18 +14,17 @@ import Testing
 
     /// Feeds `chunks` one read at a time through the connection's decoder.
     func decode(_ chunks: [[UInt8]], limits: RESPLimits = .default) throws -> Decoded {
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(RESPDecoder(limits: limits)))
+        var decoder = RESPDecoder(limits: limits)
         var decoded = Decoded()
         for chunk in chunks {
+            decoder.feed(ByteBuffer(bytes: chunk))
             do {
-                try channel.writeInbound(channel.allocator.buffer(bytes: chunk))
-            } catch let error as RESPParseError {
+                while let value = try decoder.next() { decoded.values.append(value) }
+            } catch {
                 decoded.error = error
+                break
             }
-            while let value = try channel.readInbound(as: RESPValue.self) { decoded.values.append(value) }
-            if decoded.error != nil { break }
         }
-        _ = try? channel.finish()
         return decoded
     }
 
@@ -149,7 +149,6 @@ import Testing
 
     @Test func invalidReplyClosesTheConnectionAndFailsEveryPendingCommand() async throws {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RESPDecoder()))
         try channel.pipeline.syncOperations.addHandler(RedisCommandHandler())
         try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 6379)).get()
         #expect(channel.isActive)
@@ -174,7 +173,6 @@ import Testing
 
     @Test func oneTimerTimesOutTheOldestRequestOnlyWhenItsOwnDeadlinePasses() async throws {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RESPDecoder()))
         try channel.pipeline.syncOperations.addHandler(RedisCommandHandler(timeout: .seconds(1)))
         try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 6379)).get()
         func request() -> PendingReply {

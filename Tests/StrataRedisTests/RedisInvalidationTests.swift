@@ -280,7 +280,6 @@ import Testing
     @Test func pushFramesBetweenRepliesGoToThePushStreamAndTakeNoReply() async throws {
         let (pushes, continuation) = AsyncStream<RESPValue>.makeStream()
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RESPDecoder()))
         try channel.pipeline.syncOperations.addHandler(RedisCommandHandler())
         try channel.pipeline.syncOperations.addHandler(RedisPushHandler(continuation))
         try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 6379)).get()
