@@ -196,7 +196,17 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             let milliseconds = max(1, (deadline.nanosecondsSince1970 - now.nanosecondsSince1970) / 1_000_000)
             arguments += [Array("PX".utf8), Array(String(milliseconds).utf8)]
         }
-        _ = try await client.send(arguments)
+        // A back-fill carries what a level below held when the read began;
+        // a key present now was written since (the read missed here), by
+        // another process or client, so it is newer: keep it.
+        guard CacheContext.isBackfill else {
+            _ = try await client.send(arguments)
+            return
+        }
+        switch try await client.send(arguments + [Array("NX".utf8)]) {
+        case .null, .bulkString(nil): throw BackfillDeclined()
+        default: return
+        }
     }
 
     public func remove(_ key: Key) async throws {

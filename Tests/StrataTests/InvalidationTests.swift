@@ -1,4 +1,5 @@
 import Strata
+import Synchronization
 import Testing
 
 /// A shared level's reports of changes made elsewhere drop the key from every
@@ -144,5 +145,49 @@ extension InvalidationTests {
                 #expect(above == shared.contents[key], "\(key): \(above) above, \(String(describing: shared.contents[key])) in the shared level")
             }
         }
+    }
+}
+
+extension InvalidationTests {
+    /// `memory + shared + origin`: a read from the origin began, then the
+    /// data changed and another process removed the key from the shared
+    /// store. The origin's old answer must not be written back into the
+    /// shared store (every process would serve it) nor into memory.
+    @Test func aBackfillIntoASharedLevelIsDroppedWhenTheSharedLevelReportsAChange() async throws {
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let shared = FakeLevel<String, String>(name: "shared")
+        let origin = BackfillOrderingTests.SnapshotOrigin()
+        try await origin.set("old", forKey: "k")
+        let cache = memory + shared + origin
+        let read = Task { try await cache.getIfPresent("k") }
+        #expect(await poll { origin.reads.load(ordering: .relaxed) == 1 }, "the read reached the origin")
+        try await origin.set("new", forKey: "k")  // the data changes…
+        await shared.changeElsewhere("k", to: nil)  // …and another process removes the key from the shared store
+        origin.gate.open()
+        #expect(try await read.value == "old")  // the answer of a read that began before the change
+        await cache.waitForPendingWrites()
+        #expect(shared.contents["k"] == nil, "the old value was written back into the shared store after the change")
+        #expect(memory.value(forKey: "k") == nil, "the old value was written back into memory after the change")
+        #expect(try await cache.getIfPresent("k") == "new")
+    }
+
+    /// `(memory + shared).pooled()`: a get that starts after a change
+    /// reported by the shared store must not join a read from before it,
+    /// with nothing above the pool listening for changes.
+    @Test func aPoolOverACompositionEndsSharingWhenTheSharedLevelReportsAChange() async throws {
+        let memory = MemoryCacheLevel<String, Int>(capacity: 1 << 20)
+        let shared = FakeLevel<String, Int>(name: "shared", ["k": 1])
+        let cache = (memory + shared).pooled()
+        let gate = Gate()
+        shared.holdGets(on: gate)
+        shared.readBeforeHolding(true)
+        async let first = cache.get("k")
+        #expect(await poll { shared.callCounts.gets == 1 }, "the first read reaches the shared level")
+        await shared.changeElsewhere("k", to: 2)
+        async let second = cache.get("k")
+        #expect(await poll { shared.callCounts.gets == 2 }, "the second get started its own read")
+        gate.open()
+        #expect(try await first == 1)
+        #expect(try await second == 2)
     }
 }

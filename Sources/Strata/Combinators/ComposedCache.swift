@@ -21,7 +21,8 @@
 ///   over a shared store reports that someone else changed a key, the key is
 ///   removed from `upper` (and a back-fill of it in flight is dropped); when it
 ///   reports that anything may have changed, `upper` is cleared. Counted in
-///   ``invalidationsApplied``.
+///   ``invalidationsApplied``. A change reported by `upper` (a shared store
+///   inside it) drops the back-fills into `upper` that began before it.
 public struct ComposedCache<Upper: CacheLevel, Lower: CacheLevel>: CacheLevel
 where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     public typealias Key = Upper.Key
@@ -71,6 +72,20 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
                 await order.beginClear()
                 defer { order.endClear() }
                 await upper.clear()
+            }
+        }
+        // A change `upper` reports (it stands over a shared store itself, as
+        // in `memory + redis + origin`) voids the back-fills into it that
+        // began before: another process changed the key after this one's read
+        // of `lower` began, so what that read found must not be written into
+        // the shared store, where every process would be served it. `upper`
+        // drops its own copies; this only moves the key's write order on.
+        upper.addInvalidationListener { invalidation in
+            switch invalidation {
+            case .key(let key): order.endWrite(await order.beginWrite(key))
+            case .all:
+                await order.beginClear()
+                order.endClear()
             }
         }
     }
@@ -179,12 +194,21 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     }
 
     public func set(_ value: Value, forKey key: Key) async throws {
+        if CacheContext.isBackfill {
+            return try await backfillWrite(key, top: { [upper] in try await upper.set(value, forKey: key) },
+                                           bottom: { [lower] in try await lower.set(value, forKey: key) })
+        }
         try await write(.set, key,
                         top: { [upper] in try await upper.set(value, forKey: key) },
                         bottom: { [lower] in try await lower.set(value, forKey: key) })
     }
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
+        if CacheContext.isBackfill {
+            return try await backfillWrite(
+                key, top: { [upper] in try await upper.set(value, forKey: key, expiresAt: expiresAt) },
+                bottom: { [lower] in try await lower.set(value, forKey: key, expiresAt: expiresAt) })
+        }
         try await write(.set, key,
                         top: { [upper] in try await upper.set(value, forKey: key, expiresAt: expiresAt) },
                         bottom: { [lower] in try await lower.set(value, forKey: key, expiresAt: expiresAt) })
@@ -216,6 +240,31 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
             if let bottomError, !(bottomError is LevelsFailedError) { _ = await attempt { try await lower.remove(key) } }
         }
         try Self.collect(operation, key: key, (upper.name, topError), (lower.name, bottomError))
+    }
+
+    /// A back-fill into this composition (from a composition below it):
+    /// `lower` first, then `upper` only if `lower` took it. A shared store in
+    /// `lower` declines a value older than the one it holds
+    /// (``BackfillDeclined``), and `upper` must not keep what the store
+    /// turned down. Ordered against writes like any write.
+    private func backfillWrite(
+        _ key: Key,
+        top topWrite: @escaping @Sendable () async throws -> Void,
+        bottom bottomWrite: @escaping @Sendable () async throws -> Void
+    ) async throws {
+        let stripe = await order.beginWrite(key)
+        defer { order.endWrite(stripe) }
+        let upper = self.upper, lower = self.lower
+        if let bottomError = await attempt({ try await bottomWrite() }) {
+            if bottomError is BackfillDeclined { throw bottomError }
+            if !(bottomError is LevelsFailedError) { _ = await attempt { try await lower.remove(key) } }
+            try Self.collect(.set, key: key, (upper.name, nil), (lower.name, bottomError))
+        }
+        if let topError = await attempt({ try await topWrite() }) {
+            if topError is BackfillDeclined { throw topError }
+            if !(topError is LevelsFailedError) { _ = await attempt { try await upper.remove(key) } }
+            try Self.collect(.set, key: key, (upper.name, topError), (lower.name, nil))
+        }
     }
 
     public func clear() async {

@@ -41,9 +41,20 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
 
     public let inner: Inner
     private let state = Mutex(State())
-    private let listensToInner = Atomic<Bool>(false)
 
-    public init(_ inner: Inner) { self.inner = inner }
+    /// Registers with `inner` at once, before anything above can: a change
+    /// it reports ends the sharing of reads that began before it, whether or
+    /// not anything above listens (a pool can be the top of a stack), and
+    /// before the listeners above drop the key.
+    public init(_ inner: Inner) {
+        self.inner = inner
+        inner.addInvalidationListener { [weak self] invalidation in
+            switch invalidation {
+            case .key(let key): self?.detach(key)
+            case .all: self?.detach(nil)
+            }
+        }
+    }
 
     /// How many times the inner read has been started.
     package var executions: Int { state.withLock { $0.executions } }
@@ -154,20 +165,6 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
         }
     }
 
-    /// Once someone listens above, a change reported by the inner level ends
-    /// the sharing of reads that began before it (registered once, first, so
-    /// reads are detached before the listeners above drop the key).
-    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
-        if !listensToInner.exchange(true, ordering: .acquiringAndReleasing) {
-            inner.addInvalidationListener { [weak self] invalidation in
-                switch invalidation {
-                case .key(let key): self?.detach(key)
-                case .all: self?.detach(nil)
-                }
-            }
-        }
-        inner.addInvalidationListener(listener)
-    }
 
     public func set(_ value: Value, forKey key: Key) async throws {
         detach(key)

@@ -35,8 +35,9 @@ final class BackfillTracker: Sendable {
     @usableFromInline init(limit: Int = 1024) { self.limit = limit }
 
     /// Starts `write` in its own task; the caller does not wait for it. The
-    /// write returns `false` when it was skipped (a newer write to the key
-    /// won); its failure is logged and counted, never thrown to the caller.
+    /// write returns `false` (or throws ``BackfillDeclined``) when it was
+    /// skipped (a newer write to the key won); its failure is logged and
+    /// counted, never thrown to the caller.
     @usableFromInline
     func start(level: String, key: some Sendable, _ write: @escaping @Sendable () async throws -> Bool) {
         let sequence = state.withLock { state -> UInt64? in
@@ -54,6 +55,8 @@ final class BackfillTracker: Sendable {
             do {
                 let landed = try await CacheContext.$backfill.withValue(true) { try await write() }
                 self.finish(sequence, failed: false, skipped: !landed)
+            } catch is BackfillDeclined {
+                self.finish(sequence, failed: false, skipped: true)  // a level below holds a newer value
             } catch {
                 Self.logger.warning("back-fill failed", metadata: [
                     "level": "\(level)", "key": "\(describeKey(key))", "error": "\(error)",

@@ -4,6 +4,8 @@ import Synchronization
 public struct CacheEvent: Sendable, Equatable, CustomStringConvertible {
     public enum Outcome: String, Sendable, Equatable {
         case hit, miss, error, stored, removed, cleared, memoryWarning
+        /// A back-fill the level turned down: it holds a newer value (``BackfillDeclined``).
+        case declined
     }
 
     public let level: String

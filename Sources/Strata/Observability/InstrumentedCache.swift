@@ -155,6 +155,9 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
             try await write()
             if backfill { stripe.backfills.increment() } else { stripe.sets.increment() }
             report(.set, .stored, key, ContinuousClock.now - start, nil)
+        } catch let declined as BackfillDeclined {
+            report(.set, .declined, key, ContinuousClock.now - start, nil)  // not an error: the level holds a newer value
+            throw declined
         } catch {
             if backfill { stripe.backfillFailures.increment() } else { stripe.setErrors.increment() }
             report(.set, .error, key, ContinuousClock.now - start, error)

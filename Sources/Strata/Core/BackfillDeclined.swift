@@ -1,0 +1,12 @@
+/// A level's answer to a back-fill write (``CacheContext/isBackfill``) when
+/// it holds a value written since: a shared store that another process wrote
+/// while this one was reading below it. Not a failure: the value being
+/// back-filled is older than the one the level holds, so a composition stops
+/// the back-fill there and writes nothing above, and the back-fill is counted
+/// as skipped.
+///
+/// Levels that cannot tell (a memory level, a disk level) never throw it;
+/// ``RedisCacheLevel`` writes back-fills with `SET … NX`.
+public struct BackfillDeclined: Error, Equatable, Sendable {
+    public init() {}
+}
