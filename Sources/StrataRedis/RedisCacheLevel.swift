@@ -129,12 +129,14 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         return try decode(await client.send([Array("GET".utf8), redisKey(key)]))
     }
 
-    /// The value with its expiry: `GET` and `PTTL`, pipelined (one round trip).
+    /// The value with its expiry: `GET` and `PTTL` in one transaction (one
+    /// round trip), so a write by another client cannot fall between them and
+    /// pair one value with another's expiry.
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         subscriber?.noteActivity()
         let name = redisKey(key)
         let sentAt = clock.now()
-        let replies = try await client.send(batch: [[Array("GET".utf8), name], [Array("PTTL".utf8), name]])
+        let replies = try await client.send(transaction: [[Array("GET".utf8), name], [Array("PTTL".utf8), name]])
         for reply in replies {
             if case .error(let message) = reply { throw RedisError.server(message) }
         }
@@ -142,9 +144,9 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         return try Self.entry(value, pttl: replies[1], sentAt: sentAt)
     }
 
-    /// One `MGET` per 512 keys, each with the keys' `PTTL`s in the same round
-    /// trip; at most `maxConcurrency` of those batches in flight. A batch that
-    /// fails (Redis down) reads as misses.
+    /// One `MGET` per 512 keys, with the keys' `PTTL`s in the same
+    /// transaction (one round trip); at most `maxConcurrency` of those
+    /// batches in flight. A batch that fails (Redis down) reads as misses.
     public func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {
         if keys.isEmpty { return [] }
         subscriber?.noteActivity()
@@ -175,7 +177,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         let misses = [CacheEntry<Value>?](repeating: nil, count: names.count)
         let sentAt = clock.now()
         let pttl = Array("PTTL".utf8)
-        guard let replies = try? await client.send(batch: [[Array("MGET".utf8)] + names] + names.map { [pttl, $0] }),
+        guard let replies = try? await client.send(transaction: [[Array("MGET".utf8)] + names] + names.map { [pttl, $0] }),
               case .array(let values?) = replies[0], values.count == names.count else { return misses }
         return zip(values, replies.dropFirst()).map { reply, pttl in
             guard let value = (try? decode(reply)) ?? nil else { return nil }

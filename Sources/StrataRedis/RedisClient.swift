@@ -133,6 +133,25 @@ public final class RedisClient: Sendable {
         try await connection().send(batch: commands)
     }
 
+    /// Runs `commands` as one transaction (`MULTI` … `EXEC`, in one write):
+    /// no other client's command runs between them. Returns their replies in
+    /// order; a command's error reply is returned as ``RESPValue/error(_:)``.
+    public func send(transaction commands: [[[UInt8]]]) async throws -> [RESPValue] {
+        let replies = try await send(batch: [[Array("MULTI".utf8)]] + commands + [[Array("EXEC".utf8)]])
+        for reply in replies.dropLast() {
+            switch reply {
+            case .error(let message): throw RedisError.server(message)  // the transaction was refused (EXECABORT follows)
+            case .blobError(let message): throw RedisError.server(String(buffer: message))
+            default: continue
+            }
+        }
+        switch replies.last {
+        case .array(let results?) where results.count == commands.count: return results
+        case .error(let message): throw RedisError.server(message)
+        case let other: throw RedisError.protocolError("EXEC answered \(other.map { "\($0)" } ?? "nothing")")
+        }
+    }
+
     public func send(_ arguments: String...) async throws -> RESPValue {
         try await send(arguments.map { Array($0.utf8) })
     }

@@ -77,4 +77,34 @@ import Testing
         #expect(found.count == 600 && found.allSatisfy { $0 == nil })
         await #expect(throws: RedisError.self) { try await redis.entry(forKey: "k") }
     }
+
+    /// A value and its expiry are read in one transaction: another client
+    /// that keeps replacing the key, alternately with and without a TTL,
+    /// never gets one value paired with the other's expiry.
+    @Test func aValueAndItsExpiryAreReadTogether() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "e3:", connections: 1,
+                                                        invalidatesLevelsAbove: false)
+        let other = try RedisClient(url: server.url)
+        _ = try await other.send("SET", "e3:k", "with-ttl", "PX", "600000")
+        let execs = try await commandCalls(redis.client, "exec")
+        #expect(try await redis.entry(forKey: "k")?.expiresAt != nil)
+        _ = await redis.entries(forKeys: ["k", "missing"], maxConcurrency: nil)
+        #expect(try await commandCalls(redis.client, "exec") == execs + 2, "one transaction per entry, one per batch")
+
+        let writer = Task {
+            for i in 0..<2000 where !Task.isCancelled {
+                _ = try? await i % 2 == 0 ? other.send("SET", "e3:k", "plain") : other.send("SET", "e3:k", "with-ttl", "PX", "600000")
+            }
+        }
+        var mismatches = 0
+        for _ in 0..<1000 {
+            guard let entry = try await redis.entry(forKey: "k") else { continue }
+            if (entry.value == "with-ttl") != (entry.expiresAt != nil) { mismatches += 1 }
+        }
+        writer.cancel()
+        _ = await writer.value
+        #expect(mismatches == 0, "\(mismatches) reads paired a value with another write's expiry")
+        await redis.shutdown(); await other.shutdown(); await server.kill()
+    }
 }
