@@ -1,48 +1,48 @@
 import NIOCore
 
-/// Pipelining: writes go out as they come; replies are decoded here (see
-/// ``RESPDecoder``) and matched to requests in order (Redis answers in
-/// order). Push frames (RESP3) are not replies and travel on down the
-/// pipeline. A closed connection fails every request still
-/// waiting; an invalid reply fails them with ``RedisError/invalidReply(_:)``
-/// and closes the connection.
+/// The read side of a connection: replies are decoded here (see
+/// ``RESPDecoder``) and matched, in order (Redis answers in order), to the
+/// requests ``RedisRequestQueue`` sent. Push frames (RESP3) are not replies
+/// and travel on down the pipeline. A closed connection fails every request
+/// still waiting; an invalid reply fails them with
+/// ``RedisError/invalidReply(_:)`` and closes the connection.
 ///
-/// Deadlines: every request must be answered within `timeout` of its write.
-/// Since answers come in order, only the oldest request waiting can be the
-/// first to miss its deadline, so one timer serves them all (re-armed for the
-/// oldest one when it fires). A request that misses it fails with
-/// ``RedisError/timeout`` and the connection is closed, never reused: its
-/// late reply would otherwise be read as the answer to the next request.
-final class RedisCommandHandler: ChannelDuplexHandler {
+/// Deadlines: every request must be answered within the queue's `timeout`
+/// of its submission. Since answers come in order, only the oldest request
+/// waiting can be the first to miss its deadline, so one timer serves them
+/// all (re-armed for the oldest one when it fires, and kept ticking while
+/// requests keep coming, so a caller seldom has to wake the loop to arm it).
+/// A request that misses its deadline fails with ``RedisError/timeout`` and
+/// the connection is closed, never reused: its late reply would otherwise be
+/// read as the answer to the next request.
+final class RedisCommandHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = RESPValue
-    typealias OutboundIn = RedisRequest
-    typealias OutboundOut = ByteBuffer
 
-    private struct Waiting {
-        let replies: PendingReplies
-        let deadline: NIODeadline
-    }
-
-    private var waiting = CircularBuffer<Waiting>()
-    private let timeout: TimeAmount?
+    let queue: RedisRequestQueue
     private var timer: Scheduled<Void>?
     private var decoder: RESPDecoder
 
-    /// - Parameters:
-    ///   - timeout: how long a request may wait for its reply; `nil`: for ever.
-    ///   - limits: the largest reply accepted (a larger one is an invalid reply).
-    init(timeout: TimeAmount? = nil, limits: RESPLimits = .default) {
-        self.timeout = timeout
+    /// - Parameter limits: the largest reply accepted (a larger one is an invalid reply).
+    init(queue: RedisRequestQueue, limits: RESPLimits = .default) {
+        self.queue = queue
         self.decoder = RESPDecoder(limits: limits)
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let request = Self.unwrapOutboundIn(data)
-        let deadline = timeout.map { context.eventLoop.now + $0 } ?? .distantFuture
-        for replies in request.replies { waiting.append(Waiting(replies: replies, deadline: deadline)) }
-        if timer == nil, timeout != nil { arm(context: context, at: deadline) }
-        context.write(Self.wrapOutboundOut(request.bytes), promise: promise)
+    func handlerAdded(context: ChannelHandlerContext) {
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let loop = context.eventLoop
+        queue.setTimerArming {
+            loop.execute {
+                let (handler, context) = bound.value
+                handler.armRequested(context: context)
+            }
+        }
+    }
+
+    private func armRequested(context: ChannelHandlerContext) {
+        guard timer == nil, let deadline = queue.firstDeadline() else { return }
+        arm(context: context, at: deadline)
     }
 
     private func arm(context: ChannelHandlerContext, at deadline: NIODeadline) {
@@ -55,14 +55,15 @@ final class RedisCommandHandler: ChannelDuplexHandler {
 
     private func timerFired(context: ChannelHandlerContext) {
         timer = nil
-        guard let oldest = waiting.first else { return }
-        guard oldest.deadline <= context.eventLoop.now else {
-            arm(context: context, at: oldest.deadline)
-            return
+        switch queue.timerFired(now: context.eventLoop.now) {
+        case .expired(let oldest):
+            closeAndFailAll(context: context, RedisError.connectionClosed)  // closes first: a retry finds it inactive
+            oldest.fail(RedisError.timeout)
+        case .rearm(let deadline):
+            arm(context: context, at: deadline)
+        case .disarm:
+            break
         }
-        waiting.removeFirst()
-        closeAndFailAll(context: context, RedisError.connectionClosed)  // closes first: a retry finds it inactive
-        oldest.replies.fail(RedisError.timeout)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -80,22 +81,22 @@ final class RedisCommandHandler: ChannelDuplexHandler {
                 context.fireChannelRead(Self.wrapInboundOut(value))
                 continue
             }
-            guard let slot = waiting.popFirst() else {
+            guard let replies = queue.popReplies() else {
                 closeAndFailAll(context: context, RedisError.protocolError("a reply nobody asked for"))
                 return
             }
-            slot.replies.deliver(value)
+            replies.deliver(value)
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        failAll(RedisError.connectionClosed)
+        cancelTimer()
+        for replies in queue.close() { replies.fail(RedisError.connectionClosed) }
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        cancelTimer()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -105,18 +106,17 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         }
     }
 
-    /// Closes first, so a caller that retries as soon as it fails already
-    /// finds this connection inactive and does not write to it.
-    private func closeAndFailAll(context: ChannelHandlerContext, _ error: RedisError) {
-        var pending = CircularBuffer<Waiting>()
-        swap(&pending, &waiting)
-        context.close(promise: nil)
-        while let slot = pending.popFirst() { slot.replies.fail(error) }
-    }
-
-    private func failAll(_ error: RedisError) {
+    private func cancelTimer() {
         timer?.cancel()
         timer = nil
-        while let slot = waiting.popFirst() { slot.replies.fail(error) }
+    }
+
+    /// Closes the queue and the channel first, so a caller that retries as
+    /// soon as it fails already finds this connection closed.
+    private func closeAndFailAll(context: ChannelHandlerContext, _ error: RedisError) {
+        cancelTimer()
+        let pending = queue.close()
+        context.close(promise: nil)
+        for replies in pending { replies.fail(error) }
     }
 }

@@ -7,41 +7,47 @@ import Synchronization
 /// otherwise be read as the answer to the next request).
 final class RedisConnection: Sendable {
     let channel: any Channel
+    let queue: RedisRequestQueue
     let timeout: Duration
     private let closed = Atomic<Bool>(false)
 
-    init(channel: any Channel, timeout: Duration) {
+    init(channel: any Channel, queue: RedisRequestQueue, timeout: Duration) {
         self.channel = channel
+        self.queue = queue
         self.timeout = timeout
     }
 
-    var isActive: Bool { channel.isActive }
+    var isActive: Bool { channel.isActive && !queue.isClosed }
 
     /// Connects, authenticates and selects the database. Push frames (RESP3)
     /// go to `pushes` when given (and are dropped otherwise); it is finished
     /// when the connection closes.
     static func connect(_ configuration: RedisConfiguration, group: any EventLoopGroup,
                         pushes: AsyncStream<RESPValue>.Continuation? = nil) async throws -> RedisConnection {
+        let timeout = TimeAmount.nanoseconds(configuration.commandTimeout.nanosecondsClamped)
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(.nanoseconds(configuration.connectTimeout.nanosecondsClamped))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        RedisCommandHandler(timeout: .nanoseconds(configuration.commandTimeout.nanosecondsClamped),
-                                            limits: configuration.replyLimits))
+                    let queue = RedisRequestQueue(channel: channel, timeout: timeout)
+                    try channel.pipeline.syncOperations.addHandler(RedisCommandHandler(queue: queue, limits: configuration.replyLimits))
                     if let pushes { try channel.pipeline.syncOperations.addHandler(RedisPushHandler(pushes)) }
                 }
             }
         let channel: any Channel
+        let queue: RedisRequestQueue
         do {
             channel = try await bootstrap.connect(host: configuration.host, port: configuration.port).get()
+            queue = try await channel.eventLoop.submit {
+                try channel.pipeline.syncOperations.handler(type: RedisCommandHandler.self).queue
+            }.get()
         } catch {
             pushes?.finish()
             throw RedisError.connectionFailed("\(configuration.host):\(configuration.port): \(error)")
         }
-        CloseOnExec.mark(channel)
-        let connection = RedisConnection(channel: channel, timeout: configuration.commandTimeout)
+        if let descriptor = ChannelSocket.duplicateDescriptor(of: channel) { queue.adopt(descriptor: descriptor) }
+        let connection = RedisConnection(channel: channel, queue: queue, timeout: configuration.commandTimeout)
         do {
             if let password = configuration.password {
                 try connection.expectOK(try await connection.send(["AUTH", password].map { Array($0.utf8) }))
@@ -70,73 +76,23 @@ final class RedisConnection: Sendable {
     /// replies, in order. One deadline covers them; if it passes the
     /// connection is closed. Server errors come back as ``RESPValue/error(_:)``.
     ///
-    /// Sends from any thread go into an outbox that the event loop drains
-    /// once per tick: one hop to the loop and one flush (one `write(2)`) for
-    /// every command that arrived meanwhile, and one hand-back per reply set.
+    /// The commands are encoded and written on the caller's thread (see
+    /// ``RedisRequestQueue``); commands sent meanwhile by others share the write.
     func send(batch commands: [[[UInt8]]]) async throws -> [RESPValue] {
         let replies = PendingReplies(count: commands.count)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 replies.wait(for: continuation)
-                enqueue(Outgoing(commands: commands, replies: replies))
+                if replies.isComplete { return }  // cancelled before sending: nothing to send
+                var size = 0
+                for command in commands { size += 16 + command.reduce(0) { $0 + $1.count + 16 } }
+                var buffer = channel.allocator.buffer(capacity: size)
+                for command in commands { RESPEncoder.encode(command, into: &buffer) }
+                queue.submit(buffer, replies: commands.count == 1 ? [replies] : Array(repeating: replies, count: commands.count))
             }
         } onCancel: {
             replies.fail(CancellationError())  // replies to commands already sent are still read, in order, and dropped
         }
-    }
-
-    private struct Outgoing: Sendable {
-        let commands: [[[UInt8]]]
-        let replies: PendingReplies
-    }
-
-    private struct Outbox {
-        var items: [Outgoing] = []
-        var drainScheduled = false
-    }
-
-    private let outbox = Mutex(Outbox())
-
-    private func enqueue(_ item: Outgoing) {
-        let schedule = outbox.withLock { outbox in
-            outbox.items.append(item)
-            defer { outbox.drainScheduled = true }
-            return !outbox.drainScheduled
-        }
-        if schedule { channel.eventLoop.execute { self.drain() } }
-    }
-
-    /// On the event loop: encodes everything in the outbox into one buffer,
-    /// and writes and flushes once.
-    private func drain() {
-        let items = outbox.withLock { outbox in
-            defer {
-                outbox.items.removeAll(keepingCapacity: true)
-                outbox.drainScheduled = false
-            }
-            return outbox.items
-        }
-        guard channel.isActive else {
-            for item in items { item.replies.fail(RedisError.connectionClosed) }
-            return
-        }
-        var size = 0, count = 0
-        for item in items {
-            count += item.commands.count
-            for command in item.commands { size += 16 + command.reduce(0) { $0 + $1.count + 16 } }
-        }
-        var buffer = channel.allocator.buffer(capacity: size)
-        var targets: [PendingReplies] = []
-        targets.reserveCapacity(count)
-        for item in items where !item.replies.isComplete {  // a caller cancelled before sending: nothing to send
-            for command in item.commands {
-                RESPEncoder.encode(command, into: &buffer)
-                targets.append(item.replies)
-            }
-        }
-        if targets.isEmpty { return }
-        // A failed write closes the channel, and the handler fails whatever waits.
-        channel.writeAndFlush(RedisRequest(bytes: buffer, replies: targets), promise: nil)
     }
 
     /// Closes the channel; only the first call does anything.

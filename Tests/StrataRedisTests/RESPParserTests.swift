@@ -149,14 +149,15 @@ import Testing
 
     @Test func invalidReplyClosesTheConnectionAndFailsEveryPendingCommand() async throws {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(RedisCommandHandler())
+        let queue = RedisRequestQueue(channel: channel, timeout: nil)
+        try channel.pipeline.syncOperations.addHandler(RedisCommandHandler(queue: queue))
         try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 6379)).get()
         #expect(channel.isActive)
         let slots = (0..<3).map { _ in PendingReply(channel.eventLoop) }
         for slot in slots {
             var bytes = ByteBuffer()
             RESPEncoder.encode([Array("PING".utf8)], into: &bytes)
-            channel.writeAndFlush(RedisRequest(bytes: bytes, replies: [slot.replies]), promise: nil)
+            queue.submit(bytes, replies: [slot.replies])
         }
         try channel.writeInbound(ByteBuffer(string: "+PONG\r\n" + String(repeating: "*1\r\n", count: 10_240)))
         #expect(try await slots[0].future.get() == .simpleString("PONG"))
@@ -173,13 +174,14 @@ import Testing
 
     @Test func oneTimerTimesOutTheOldestRequestOnlyWhenItsOwnDeadlinePasses() async throws {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(RedisCommandHandler(timeout: .seconds(1)))
+        let queue = RedisRequestQueue(channel: channel, timeout: .seconds(1))
+        try channel.pipeline.syncOperations.addHandler(RedisCommandHandler(queue: queue))
         try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 6379)).get()
         func request() -> PendingReply {
             let reply = PendingReply(channel.eventLoop)
             var bytes = ByteBuffer()
             RESPEncoder.encode([Array("PING".utf8)], into: &bytes)
-            channel.writeAndFlush(RedisRequest(bytes: bytes, replies: [reply.replies]), promise: nil)
+            queue.submit(bytes, replies: [reply.replies])
             return reply
         }
         let first = request()

@@ -280,14 +280,15 @@ import Testing
     @Test func pushFramesBetweenRepliesGoToThePushStreamAndTakeNoReply() async throws {
         let (pushes, continuation) = AsyncStream<RESPValue>.makeStream()
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(RedisCommandHandler())
+        let queue = RedisRequestQueue(channel: channel, timeout: nil)
+        try channel.pipeline.syncOperations.addHandler(RedisCommandHandler(queue: queue))
         try channel.pipeline.syncOperations.addHandler(RedisPushHandler(continuation))
         try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 6379)).get()
         let slots = (0..<2).map { _ in PendingReply(channel.eventLoop) }
         for slot in slots {
             var bytes = ByteBuffer()
             RESPEncoder.encode([Array("PING".utf8)], into: &bytes)
-            channel.writeAndFlush(RedisRequest(bytes: bytes, replies: [slot.replies]), promise: nil)
+            queue.submit(bytes, replies: [slot.replies])
         }
         try channel.writeInbound(ByteBuffer(string: ">2\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\np:a\r\n+PONG\r\n"
                                                 + ">2\r\n$10\r\ninvalidate\r\n_\r\n:2\r\n"))
