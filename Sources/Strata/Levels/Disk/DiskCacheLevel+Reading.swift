@@ -25,6 +25,16 @@ extension DiskCacheLevel {
         let id = EntryID(keyBytes: bytes)
         let file = file(id)
         let expected = state.withLock { $0.index.find(id)?.size }
+        // Record the key *before* reading, as `set` does before renaming: the
+        // feed drops events for files whose key it does not know, so a file
+        // another writer replaces between this read and a later `note` would
+        // go unreported while the value read here is back-filled above and
+        // kept there. Recorded first, any replace after the read is reported
+        // (one before it costs at most an extra invalidation). Re-checking the
+        // file after reading would not do: the replace can still come between
+        // the re-check and the `note`. Misses are recorded too; the map stays
+        // bounded by ``DiskChangeFeed/keyLimit``.
+        changes.note(id, key)
         let result: FileIO.ReadResult
         if (expected ?? 0) <= Self.inlineIOLimit {
             result = FileIO.readFile(file, expected: expected)
@@ -105,7 +115,6 @@ extension DiskCacheLevel {
                 }
             }
             if flush == true { flushAccessTimesSoon() }
-            changes.note(id, key)
             let expiry = header.expiresAt == 0 ? nil : CacheInstant(nanosecondsSince1970: header.expiresAt)
             return CacheEntry(value: value, expiresAt: expiry)
         }

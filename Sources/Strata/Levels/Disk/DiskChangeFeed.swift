@@ -8,9 +8,9 @@ import Synchronization
 ///
 /// Design: an inotify watch on the directory (``DirectoryWatcher``) reports
 /// entry files renamed into place or deleted. A file name is a hash, so the
-/// feed keeps the keys this level has read or written since someone started
-/// listening (the only keys a level above can hold through a composition),
-/// bounded by ``keyLimit`` (past it, everything is reported as changed and the
+/// feed keeps the keys this level has been asked to read (hit or miss, noted
+/// before the file is read) or written since someone started listening (the
+/// only keys a level above can hold through a composition), bounded by ``keyLimit`` (past it, everything is reported as changed and the
 /// map starts over). This level's own renames are recognised by the entry's
 /// fingerprint, and its own `remove` and `clear` by a count of pending
 /// deletes, and neither is reported; anything ambiguous is reported (an extra
@@ -63,7 +63,10 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
         #endif
     }
 
-    /// Remembers which key a file holds (only while someone listens).
+    /// Remembers which key a file holds (only while someone listens). Call it
+    /// *before* reading or writing the file: an event for a file whose key is
+    /// not known is dropped, so a change that lands between the file access
+    /// and a later `note` would be lost.
     @inline(__always)
     func note(_ id: EntryID, _ key: Key) {
         guard isOn.load(ordering: .relaxed) else { return }

@@ -1,0 +1,84 @@
+import Dispatch
+import Foundation
+import Strata
+import StrataTestSupport
+import Synchronization
+import Testing
+
+/// Changes by another writer that land while this process is between two
+/// steps of its own work (a read, a lost watch) still reach the levels above.
+@Suite struct DiskInvalidationRaceTests {
+    /// Blocks the next decode (once armed) until released, so a test can act
+    /// while a read holds the bytes it read but has not returned yet. `decode`
+    /// is synchronous, so this blocks the reading thread (a semaphore, with a
+    /// deadline so a broken test fails instead of hanging): run the read on a
+    /// ``QueueExecutor``, never on the shared cooperative pool.
+    final class DecodeGate: Sendable {
+        private let armed = Atomic<Bool>(false)
+        private let blocked = Atomic<Bool>(false)
+        private let released = DispatchSemaphore(value: 0)
+
+        var isBlocked: Bool { blocked.load(ordering: .acquiring) }
+        func arm() { armed.store(true, ordering: .releasing) }
+        func release() { released.signal() }
+
+        func pass() {
+            guard armed.exchange(false, ordering: .acquiringAndReleasing) else { return }
+            blocked.store(true, ordering: .releasing)
+            _ = released.wait(timeout: .now() + 30)
+        }
+
+        var codec: CacheCodec<String> {
+            CacheCodec(name: "gated", encode: { Data($0.utf8) }, decode: { [self] data in
+                pass()
+                return String(decoding: data, as: UTF8.self)
+            })
+        }
+    }
+
+    /// Runs the jobs of tasks that prefer it on a private serial queue, so a
+    /// job may block without starving the cooperative pool (two threads here).
+    final class QueueExecutor: TaskExecutor {
+        private let queue = DispatchQueue(label: "strata.tests.blocking-reader")
+
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            let executor = asUnownedTaskExecutor()
+            queue.async { job.runSynchronously(on: executor) }
+        }
+    }
+
+    /// The first read of an entry another writer wrote: the other writer
+    /// replaces it after this read has read the old bytes but before the read
+    /// returns. The replacement must be reported, so the old value's back-fill
+    /// never settles in memory. With `indexedAtStart` the entry was on disk
+    /// when this level started (so it is in its index, and a read does not
+    /// re-check the file).
+    @Test(arguments: [false, true])
+    func aReplaceDuringTheFirstReadOfAnotherWritersEntryReachesTheLevelsAbove(indexedAtStart: Bool) async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let gate = DecodeGate()
+        let other = try DiskCacheLevel<String, String>(directory: dir.url, capacity: 1 << 20, codec: gate.codec)
+        if indexedAtStart { try await other.set("v1", forKey: "k") }
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let disk = try DiskCacheLevel<String, String>(directory: dir.url, capacity: 1 << 20, codec: gate.codec)
+        let cache = memory + disk
+        if !indexedAtStart { try await other.set("v1", forKey: "k") }
+        try await cache.set("x", forKey: "marker")
+
+        gate.arm()
+        let read = Task(executorPreference: QueueExecutor()) { try await cache.get("k") }
+        #expect(await poll { gate.isBlocked }, "the read never reached decode")
+        try await other.set("v2", forKey: "k")
+        // Events are handled in order: once the marker's change has been
+        // applied above, so has (or was ignored) the replacement of k.
+        try await other.set("y", forKey: "marker")
+        #expect(await poll { memory.value(forKey: "marker") == nil })
+        gate.release()
+        _ = try await read.value  // v1 is a fine answer: it was read before the replace
+        await cache.waitForPendingWrites()
+
+        #expect(memory.value(forKey: "k") != "v1", "the memory level keeps a value another writer replaced")
+        #expect(try await cache.get("k") == "v2")
+    }
+}
