@@ -81,4 +81,28 @@ import Testing
         #expect(memory.value(forKey: "k") != "v1", "the memory level keeps a value another writer replaced")
         #expect(try await cache.get("k") == "v2")
     }
+
+    /// The directory is deleted and another writer (not this level) creates it
+    /// again, so this level never finds it missing itself: it must still watch
+    /// the new directory, or every later change by others goes unreported
+    /// while the memory level above keeps serving the old values.
+    @Test func aDirectoryRecreatedByAnotherWriterIsWatchedAgain() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let s = try DiskInvalidationTests.Setup(dir)
+        try await s.cache.set("v", forKey: "a")
+        try FileManager.default.removeItem(at: dir.url)
+        #expect(await poll { s.memory.count == 0 }, "levels above kept entries of a deleted directory")
+        try await s.other.set("v2", forKey: "b")  // the other writer creates the directory again
+        #expect(try await s.warm("b") == "v2")
+        // Events are handled in order: once the marker's change is applied,
+        // whatever re-watching reported before it has been applied too.
+        try await s.cache.set("x", forKey: "marker")
+        try await s.other.set("y", forKey: "marker")
+        #expect(await poll { s.memory.value(forKey: "marker") == nil }, "the recreated directory is not watched")
+        #expect(try await s.warm("b") == "v2")
+        #expect(s.memory.value(forKey: "b") == "v2")
+        try await s.other.set("v3", forKey: "b")
+        #expect(await poll { s.memory.value(forKey: "b") == nil }, "the memory level keeps a value another writer replaced")
+        #expect(try await s.cache.get("b") == "v3")
+    }
 }

@@ -11,6 +11,12 @@ import Glibc
 /// `.lost` means changes may have been missed: the kernel's event queue
 /// overflowed, or the directory itself was deleted or moved (call
 /// ``rewatch()`` once it exists again).
+///
+/// Only the current watch's events are delivered: after ``rewatch()`` moved
+/// the watch to a new directory at the same path, what is still queued from
+/// the old one (its files, its `IN_IGNORED`) is dropped. Those changes were
+/// made in a directory that is no longer at the path, before the re-watch,
+/// and whoever re-watches reports that anything may have changed.
 final class DirectoryWatcher: Sendable {
     enum Event: Sendable, Equatable {
         case renamedInto(String)
@@ -37,22 +43,37 @@ final class DirectoryWatcher: Sendable {
         self.path = path
         self.descriptor = fd
         self.watch = Mutex(wd)
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: DispatchQueue(label: "strata.disk.watch"))
-        source.setEventHandler { handler(Self.drain(fd)) }
-        source.setCancelHandler { close(fd) }
-        source.resume()
-        self.source = Mutex(source)
+        self.source = Mutex(DispatchSource.makeReadSource(fileDescriptor: fd, queue: DispatchQueue(label: "strata.disk.watch")))
+        source.withLock { source in
+            source?.setEventHandler { [weak self] in
+                guard let self else { return }
+                let events = Self.drain(fd)
+                // Under the lock `rewatch()` holds across `inotify_add_watch`,
+                // so an event of a new watch is never taken for a stale one.
+                let current = watch.withLock { current in
+                    events.compactMap { $0.watch == current || $0.watch == -1 ? $0.event : nil }
+                }
+                if !current.isEmpty { handler(current) }
+            }
+            source?.setCancelHandler { close(fd) }
+            source?.resume()
+        }
     }
 
-    /// Watches the directory again after it was recreated; `false` if it cannot.
-    @discardableResult
-    func rewatch() -> Bool { addWatch() }
-
-    private func addWatch() -> Bool {
-        let wd = Self.addWatch(descriptor, path)
-        guard wd >= 0 else { return false }
-        watch.withLock { $0 = wd }
-        return true
+    /// Watches whatever directory is at the path now (after it was deleted,
+    /// moved, or to be sure after an overflow); returns the errno if it
+    /// cannot (`ENOENT`: there is no directory). A different directory gets
+    /// a new watch, and the old one (still alive if it was moved) is removed.
+    func rewatch() -> Int32? {
+        watch.withLock { current -> Int32? in
+            let wd = Self.addWatch(descriptor, path)
+            guard wd >= 0 else { return errno }
+            if wd != current {
+                inotify_rm_watch(descriptor, current)  // EINVAL if the kernel already removed it
+                current = wd
+            }
+            return nil
+        }
     }
 
     private static func addWatch(_ fd: Int32, _ path: String) -> Int32 {
@@ -69,8 +90,8 @@ final class DirectoryWatcher: Sendable {
     deinit { stop() }
 
     /// Reads every pending event (the descriptor is non-blocking).
-    private static func drain(_ fd: Int32) -> [Event] {
-        var events: [Event] = []
+    private static func drain(_ fd: Int32) -> [(watch: Int32, event: Event)] {
+        var events: [(watch: Int32, event: Event)] = []
         let capacity = 64 * 1024
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
         defer { buffer.deallocate() }
@@ -83,12 +104,14 @@ final class DirectoryWatcher: Sendable {
     }
 
     /// Parses a buffer of `struct inotify_event` records (header, then a
-    /// NUL-padded name of `len` bytes).
-    static func parse(_ bytes: UnsafeRawBufferPointer) -> [Event] {
-        var events: [Event] = []
+    /// NUL-padded name of `len` bytes), each with its watch descriptor
+    /// (-1 for a queue overflow, which concerns every watch).
+    static func parse(_ bytes: UnsafeRawBufferPointer) -> [(watch: Int32, event: Event)] {
+        var events: [(watch: Int32, event: Event)] = []
         var offset = 0
         let headerSize = MemoryLayout<inotify_event>.size
         while offset + headerSize <= bytes.count {
+            let wd = bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self)
             let mask = bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
             let length = Int(bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
             let nameStart = offset + headerSize
@@ -96,11 +119,11 @@ final class DirectoryWatcher: Sendable {
             let nameBytes = UnsafeRawBufferPointer(rebasing: bytes[nameStart..<(nameStart + length)])
             let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
             if mask & UInt32(IN_Q_OVERFLOW | IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 {
-                events.append(.lost)
+                events.append((wd, .lost))
             } else if mask & UInt32(IN_MOVED_TO) != 0 {
-                events.append(.renamedInto(name))
+                events.append((wd, .renamedInto(name)))
             } else if mask & UInt32(IN_DELETE) != 0 {
-                events.append(.deleted(name))
+                events.append((wd, .deleted(name)))
             }
             offset = nameStart + length
         }

@@ -48,6 +48,10 @@ extension DiskCacheLevel {
         case .failed(let code):
             throw DiskCacheError.readFailed(path: file, errno: code)
         case .bytes(let data):
+            // After the read: a watch lost meanwhile (the directory deleted and
+            // created again by someone else) is re-established before this
+            // value can be back-filled above, see ``DiskChangeFeed/ensureWatching()``.
+            changes.ensureWatching()
             return try entryValue(data, key: key, keyBytes: bytes, id: id, file: file)
         }
     }

@@ -42,7 +42,11 @@ extension DiskCacheLevel {
         case .failed(let code):
             try? await remove(key)
             throw DiskCacheError.writeFailed(path: file(id), errno: code)
-        case .stored(let victims): deleteFiles(victims)
+        case .stored(let victims):
+            // The value set is in the levels above too: after the rename, make
+            // sure the directory it went to is watched (see ``DiskChangeFeed/ensureWatching()``).
+            changes.ensureWatching()
+            deleteFiles(victims)
         }
     }
 

@@ -1,5 +1,8 @@
 import Logging
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Tells the levels above a disk level about entries that other writers
 /// (other disk levels on the same directory, in this process or another)
@@ -16,6 +19,15 @@ import Synchronization
 /// deletes, and neither is reported; anything ambiguous is reported (an extra
 /// invalidation costs a re-read, a missing one a stale answer). Events are
 /// published in order by one task.
+///
+/// A lost watch (the directory deleted or moved away) is re-established as
+/// soon as a directory is at the path again, whoever created it: at once
+/// when the loss is handled if one already is, else by the next read that
+/// finds a file or write that stores one (``ensureWatching()``) — before any
+/// such value can settle in a level above unwatched. Each re-watch reports
+/// that anything may have changed, queued after the new watch exists, so a
+/// change made while nothing watched is covered by that report and any later
+/// one is seen by the new watch.
 final class DiskChangeFeed<Key: Sendable>: Sendable {
     static var keyLimit: Int { 1 << 20 }
 
@@ -25,6 +37,8 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
         var ownRenames: [EntryID: EntryFingerprint] = [:]
         /// Deletes by this level whose events have not arrived yet.
         var ownDeletes: [EntryID: Int] = [:]
+        /// Why the last attempt to watch the path again failed (logged once).
+        var rewatchFailure: Int32?
         var continuation: AsyncStream<CacheInvalidation<Key>>.Continuation?
     }
 
@@ -32,6 +46,11 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
     private let isOn = Atomic<Bool>(false)
     private let state = Mutex(State())
     private let reported = Atomic<Int>(0)
+    /// The watch ended and no directory at the path is watched yet. Set only
+    /// under `state`'s lock, before the "anything may have changed" report of
+    /// that attempt; read without it on every hit and write.
+    private let watchLost = Atomic<Bool>(false)
+    private let logger = Logger(label: "strata.disk")
 
     /// Invalidations reported to the levels above so far.
     var invalidationsReported: Int { reported.load(ordering: .relaxed) }
@@ -105,12 +124,46 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
     /// may have changed.
     func directoryRecreated() {
         guard isOn.load(ordering: .relaxed) else { return }
+        state.withLock { rewatch(&$0) }
+    }
+
+    /// Call after reading an entry file, and after renaming one into place:
+    /// whenever a value may go to a level above. If the watch was lost, tries
+    /// to watch the path again and reports that anything may have changed.
+    ///
+    /// Called *after* the file access, so the value is covered either way: if
+    /// the watch was not lost when checked, it was live when the file was
+    /// accessed (then later changes are seen), or its loss is still to be
+    /// handled (then that report comes after the access); if it was lost,
+    /// this report comes after the access. A composition drops a back-fill
+    /// whose read began before such a report, and applies it only after a
+    /// write in progress (the set that called this) has finished.
+    @inline(__always)
+    func ensureWatching() {
+        guard watchLost.load(ordering: .sequentiallyConsistent) else { return }
         state.withLock { state in
-            #if canImport(Glibc)
-            state.watcher?.rewatch()
-            #endif
-            report(.all, &state)
+            guard watchLost.load(ordering: .sequentiallyConsistent) else { return }
+            rewatch(&state)
         }
+    }
+
+    /// Watches whatever directory is at the path now and reports that
+    /// anything may have changed (both under the lock, the report last). If
+    /// there is no directory yet, the watch stays lost and the next
+    /// ``ensureWatching()`` tries again.
+    private func rewatch(_ state: inout State) {
+        #if canImport(Glibc)
+        if let watcher = state.watcher {
+            let failure = watcher.rewatch()
+            watchLost.store(failure != nil, ordering: .sequentiallyConsistent)
+            if let failure, failure != ENOENT, failure != ENOTDIR, failure != state.rewatchFailure {
+                logger.warning("cannot watch the cache directory again; levels above are cleared until it can be",
+                               metadata: ["error": "\(DiskCacheError.text(failure))"])
+            }
+            state.rewatchFailure = failure
+        }
+        #endif
+        report(.all, &state)
     }
 
     private func handle(_ events: [DirectoryWatcher.Event], path: String,
@@ -118,7 +171,9 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
         for event in events {
             switch event {
             case .lost:
-                state.withLock { report(.all, &$0) }
+                // An overflow (same directory) or the directory gone or moved:
+                // watch what is at the path now, if anything.
+                state.withLock { rewatch(&$0) }
             case .deleted(let name):
                 guard let id = EntryID(fileName: name) else { continue }
                 state.withLock { state in
