@@ -105,4 +105,28 @@ import Testing
         #expect(await poll { s.memory.value(forKey: "b") == nil }, "the memory level keeps a value another writer replaced")
         #expect(try await s.cache.get("b") == "v3")
     }
+
+    /// This level removes an entry while its watch is lost, so the event it
+    /// expects for its own delete never comes. Once watched again, another
+    /// writer's delete of that entry must not be taken for that one.
+    @Test func anOwnDeleteMadeWhileUnwatchedDoesNotHideALaterDeleteByAnotherWriter() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let s = try DiskInvalidationTests.Setup(dir)
+        try await s.cache.set("v", forKey: "a")
+        try FileManager.default.removeItem(at: dir.url)
+        // Cleared once the loss is handled, which found no directory to watch.
+        #expect(await poll { s.memory.count == 0 })
+        try await s.other.set("v1", forKey: "k")  // the other writer creates the directory again
+        try await s.disk.remove("k")  // unwatched: its delete event never comes
+        try await s.other.set("v2", forKey: "k")
+        #expect(try await s.warm("k") == "v2")  // watches the directory again
+        try await s.cache.set("x", forKey: "marker")
+        try await s.other.set("y", forKey: "marker")
+        #expect(await poll { s.memory.value(forKey: "marker") == nil })
+        #expect(try await s.warm("k") == "v2")
+        #expect(s.memory.value(forKey: "k") == "v2")
+        try await s.other.remove("k")
+        #expect(await poll { s.memory.value(forKey: "k") == nil }, "another writer's delete was taken for this level's own")
+        #expect(try await s.cache.getIfPresent("k") == nil)
+    }
 }

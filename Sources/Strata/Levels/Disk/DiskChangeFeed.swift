@@ -156,7 +156,14 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
         if let watcher = state.watcher {
             let failure = watcher.rewatch()
             watchLost.store(failure != nil, ordering: .sequentiallyConsistent)
-            if let failure, failure != ENOENT, failure != ENOTDIR, failure != state.rewatchFailure {
+            if failure == nil {
+                // Own deletes whose events went with the old watch (made while
+                // it was lost, or dropped by an overflow) would each swallow
+                // another writer's later delete of that file. Forget them: the
+                // report below covers what they did, and an own delete whose
+                // event is still to come is then reported (a spare invalidation).
+                state.ownDeletes = [:]
+            } else if let failure, failure != ENOENT, failure != ENOTDIR, failure != state.rewatchFailure {
                 logger.warning("cannot watch the cache directory again; levels above are cleared until it can be",
                                metadata: ["error": "\(DiskCacheError.text(failure))"])
             }
