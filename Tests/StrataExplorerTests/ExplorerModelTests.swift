@@ -241,6 +241,18 @@ import Testing
         #expect(path.hasPrefix("L1 miss (expired) → L2 miss → origin hit"), "\(path)")
     }
 
+    /// A shared level that holds a newer value turns the back-fill down.
+    @Test func aDeclinedBackfillIsShownAsSuch() {
+        let events = [
+            CacheEvent(level: "L1", operation: .get, outcome: .miss, key: "k", duration: .microseconds(3), isBackfill: false, error: nil),
+            CacheEvent(level: "L2", operation: .get, outcome: .miss, key: "k", duration: .microseconds(40), isBackfill: false, error: nil),
+            CacheEvent(level: "origin", operation: .get, outcome: .hit, key: "k", duration: .milliseconds(2), isBackfill: false, error: nil),
+            CacheEvent(level: "L2", operation: .set, outcome: .declined, key: "k", duration: .microseconds(45), isBackfill: true, error: nil),
+        ]
+        let path = ExplorerModel.path(events)
+        #expect(path.hasSuffix("origin hit 2ms → back-fill declined by L2 (it holds a newer value)"), "\(path)")
+    }
+
     /// On the live pipeline: a memory level with a 50 ms TTL shows the
     /// expired miss in the log once the TTL has passed.
     @Test func aLevelsTTLShowsInTheLog() async throws {

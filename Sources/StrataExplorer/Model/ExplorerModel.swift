@@ -456,7 +456,9 @@ public final class ExplorerModel: Sendable {
         }
         let filled = events.filter { $0.isBackfill && $0.outcome == .stored }.map(\.level)
         let failed = events.filter { $0.isBackfill && $0.outcome == .error }.map(\.level)
+        let declined = events.filter { $0.isBackfill && $0.outcome == .declined }.map(\.level)
         if !filled.isEmpty { parts.append("back-filled " + filled.joined(separator: ", ")) }
+        if !declined.isEmpty { parts.append("back-fill declined by " + declined.joined(separator: ", ") + " (it holds a newer value)") }
         if !failed.isEmpty { parts.append("back-fill failed " + failed.joined(separator: ", ")) }
         return parts.isEmpty ? "(every level skipped)" : parts.joined(separator: " → ")
     }
