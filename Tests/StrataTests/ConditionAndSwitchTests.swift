@@ -3,17 +3,53 @@ import Synchronization
 import Testing
 
 @Suite struct ConditionAndSwitchTests {
-    @Test func falseConditionSkipsGetsAndMakesWritesNoOps() async throws {
-        let inner = FakeLevel<String, Int>(name: "inner", ["big": 1])
+    @Test func falseConditionSkipsGetsAndSetsStoreNothing() async throws {
+        let inner = FakeLevel<String, Int>(name: "inner", ["big": 1, "old": 0])
         let onlySmall = inner.conditioned { $0.count < 3 }
         // A skip is a miss, never a failure.
         await #expect(throws: FetchError.valueNotInCache) { try await onlySmall.get("big") }
         #expect(try await onlySmall.getIfPresent("big") == nil)
         try await onlySmall.set(2, forKey: "huge")
+        #expect(inner.contents["huge"] == nil, "a skipped set stores nothing")
+        try await onlySmall.set(9, forKey: "old")
+        #expect(inner.contents["old"] == nil, "a skipped set drops the copy it would have replaced")
         try await onlySmall.remove("big")
-        #expect(inner.contents == ["big": 1])
+        #expect(inner.contents["big"] == nil, "a remove always reaches the level")
         try await onlySmall.set(3, forKey: "ok")
         #expect(inner.contents["ok"] == 3)
+    }
+
+    /// A condition toggled off and on again (the explorer's toggles): what
+    /// was overwritten or removed meanwhile never comes back.
+    @Test func aToggledConditionNeverBringsBackAnOverwrittenOrRemovedValue() async throws {
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let enabled = Atomic<Bool>(true)
+        let origin = FakeLevel<String, String>(name: "origin")
+        let cache = memory.conditioned { _ in enabled.load(ordering: .relaxed) } + origin
+        try await cache.set("a", forKey: "k")
+        try await cache.set("a", forKey: "gone")
+        enabled.store(false, ordering: .relaxed)
+        try await cache.set("b", forKey: "k")
+        try await cache.remove("gone")
+        enabled.store(true, ordering: .relaxed)
+        #expect(try await cache.get("k") == "b")
+        #expect(try await cache.getIfPresent("gone") == nil)
+    }
+
+    /// A switch whose choice changes over time: the lane a key used to go to
+    /// keeps no value that a later write replaced or removed.
+    @Test func aSwitchWhoseChoiceChangesNeverBringsBackAnOverwrittenValue() async throws {
+        let a = FakeLevel<String, Int>(name: "a"), b = FakeLevel<String, Int>(name: "b")
+        let toB = Atomic<Bool>(false)
+        let lanes = switchLevels(cacheA: a, cacheB: b) { _ in toB.load(ordering: .relaxed) ? .cacheB : .cacheA }
+        try await lanes.set(1, forKey: "k")
+        try await lanes.set(1, forKey: "gone")
+        toB.store(true, ordering: .relaxed)
+        try await lanes.set(2, forKey: "k")
+        try await lanes.remove("gone")
+        toB.store(false, ordering: .relaxed)
+        #expect(try await lanes.getIfPresent("k") == nil, "lane a kept the value the set replaced")
+        #expect(try await lanes.getIfPresent("gone") == nil, "lane a kept the removed value")
     }
 
     @Test func skippedLevelIsAMissAndNeverBackfilled() async throws {
@@ -60,7 +96,7 @@ import Testing
         #expect(try await lanes.get("img:2") == 2)
         await #expect(throws: FetchError.valueNotInCache) { try await lanes.get("img:1") }
         try await lanes.remove("img:2")
-        #expect(b.contents.isEmpty && a.callCounts.removes == 0)
+        #expect(b.contents.isEmpty && a.contents == ["user:1": 1])  // a remove reaches both lanes
         await lanes.clear()
         await lanes.onMemoryWarning()
         #expect(a.callCounts.clears == 1 && b.callCounts.clears == 1)

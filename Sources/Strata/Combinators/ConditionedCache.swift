@@ -1,9 +1,12 @@
 /// A level that only takes part for keys that satisfy a condition.
 ///
 /// When the condition is `false` the level is skipped: a get is a miss (`nil`,
-/// never an error) and set/remove are successful no-ops, so back-fills never
-/// write into a skipped level. A condition that throws fails the request with a
-/// ``LevelFailure`` (operation `.condition`).
+/// never an error), and a set stores nothing (so back-fills never write into a
+/// skipped level) but drops the level's copy of the key, if it holds one. A
+/// remove always reaches the level. So a condition that changes over time (a
+/// toggle) never brings back a value that was overwritten or removed while it
+/// was off, and an invalidation from below still drops the key. A condition
+/// that throws fails the request with a ``LevelFailure`` (operation `.condition`).
 public struct ConditionedCache<Inner: CacheLevel>: WrapperLevel {
     public typealias Key = Inner.Key
     public typealias Value = Inner.Value
@@ -43,17 +46,18 @@ public struct ConditionedCache<Inner: CacheLevel>: WrapperLevel {
     }
 
     public func set(_ value: Value, forKey key: Key) async throws {
-        guard try await allows(key) else { return }
+        guard try await allows(key) else { return try await inner.remove(key) }
         try await inner.set(value, forKey: key)
     }
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
-        guard try await allows(key) else { return }
+        guard try await allows(key) else { return try await inner.remove(key) }
         try await inner.set(value, forKey: key, expiresAt: expiresAt)
     }
 
+    /// Reaches the level whatever the condition says: removing can only make
+    /// it forget, and what it held may have been stored while the condition was true.
     public func remove(_ key: Key) async throws {
-        guard try await allows(key) else { return }
         try await inner.remove(key)
     }
 }

@@ -4,8 +4,11 @@ public enum CacheLevelSwitchResult: Sendable, Equatable {
     case cacheB
 }
 
-/// Two lanes chosen per key. Get, set and remove go to the chosen lane; clear
-/// and memory warnings reach both.
+/// Two lanes chosen per key. Gets go to the chosen lane. A set goes to the
+/// chosen lane and drops the key from the other one, and a remove reaches
+/// both, so a choice that changes over time never brings back a value that
+/// was overwritten or removed while the key went to the other lane. Clear and
+/// memory warnings reach both.
 public struct SwitchCache<A: CacheLevel, B: CacheLevel>: CacheLevel
 where A.Key == B.Key, A.Value == B.Value {
     public typealias Key = A.Key
@@ -52,23 +55,38 @@ where A.Key == B.Key, A.Value == B.Value {
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         switch choose(key) {
-        case .cacheA: try await cacheA.set(value, forKey: key, expiresAt: expiresAt)
-        case .cacheB: try await cacheB.set(value, forKey: key, expiresAt: expiresAt)
+        case .cacheA: try await both(.set, key, { try await cacheA.set(value, forKey: key, expiresAt: expiresAt) }, { try await cacheB.remove(key) })
+        case .cacheB: try await both(.set, key, { try await cacheA.remove(key) }, { try await cacheB.set(value, forKey: key, expiresAt: expiresAt) })
         }
     }
 
     public func set(_ value: Value, forKey key: Key) async throws {
         switch choose(key) {
-        case .cacheA: try await cacheA.set(value, forKey: key)
-        case .cacheB: try await cacheB.set(value, forKey: key)
+        case .cacheA: try await both(.set, key, { try await cacheA.set(value, forKey: key) }, { try await cacheB.remove(key) })
+        case .cacheB: try await both(.set, key, { try await cacheA.remove(key) }, { try await cacheB.set(value, forKey: key) })
         }
     }
 
     public func remove(_ key: Key) async throws {
-        switch choose(key) {
-        case .cacheA: try await cacheA.remove(key)
-        case .cacheB: try await cacheB.remove(key)
-        }
+        try await both(.remove, key, { try await cacheA.remove(key) }, { try await cacheB.remove(key) })
+    }
+
+    /// Runs a write on each lane concurrently; a lone failure is rethrown as
+    /// it is, two are a ``LevelsFailedError`` naming both lanes.
+    private func both(
+        _ operation: CacheOperation, _ key: Key,
+        _ onA: @escaping @Sendable () async throws -> Void, _ onB: @escaping @Sendable () async throws -> Void
+    ) async throws {
+        async let a = attempt(onA)
+        async let b = attempt(onB)
+        let (errorA, errorB) = await (a, b)
+        var failures: [LevelFailure] = []
+        if let errorA { failures += errorA.levelFailures(level: cacheA.name, operation: operation, key: key) }
+        if let errorB { failures += errorB.levelFailures(level: cacheB.name, operation: operation, key: key) }
+        if failures.isEmpty { return }
+        if failures.allSatisfy({ $0.underlying is CancellationError }) { throw CancellationError() }
+        if failures.count == 1, let only = errorA ?? errorB { throw only }
+        throw LevelsFailedError(operation: .set, failures: failures)
     }
 
     public func clear() async {
