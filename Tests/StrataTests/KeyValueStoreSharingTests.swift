@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataTestSupport
+import Synchronization
 import Testing
 
 /// Several levels (standing for several processes) on one domain file agree
@@ -42,5 +43,36 @@ import Testing
         #expect(try await store.entry(forKey: "k")?.expiresAt == clock.now().advanced(by: .seconds(10)))
         try await store.set("v", forKey: "old", expiresAt: CacheInstant(nanosecondsSince1970: 0))
         #expect(try await store.getIfPresent("old") == nil)
+    }
+
+    /// A clock that, the first time it is read after `arm`, runs `hook` to
+    /// completion (on another task; the caller's thread waits): another
+    /// writer acting between a read of the file and what the reader does next.
+    final class InterruptingClock: CacheClock {
+        let hook = Mutex<(@Sendable () async -> Void)?>(nil)
+        let time: CacheInstant
+        init(_ time: CacheInstant) { self.time = time }
+        func now() -> CacheInstant {
+            if let hook = hook.withLock({ hook in defer { hook = nil }; return hook }) {
+                let done = DispatchSemaphore(value: 0)
+                Task.detached { await hook(); done.signal() }
+                _ = done.wait(timeout: .now() + 5)
+            }
+            return time
+        }
+    }
+
+    /// A reader that finds the entry expired deletes it only if it is still
+    /// the expired one: a fresh value another writer stored meanwhile stays.
+    @Test func anExpiredReadNeverDeletesAFreshValueWrittenMeanwhile() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let start = SystemClock().now()
+        let writer = try KeyValueStoreLevel<String, String>(name: "d", directory: dir.url)
+        try await writer.set("old", forKey: "k", expiresAt: start.advanced(by: .seconds(1)))
+        let clock = InterruptingClock(start.advanced(by: .seconds(10)))  // the reader sees "old" expired
+        let reader = try KeyValueStoreLevel<String, String>(name: "d", directory: dir.url, clock: clock)
+        clock.hook.withLock { $0 = { try? await writer.set("new", forKey: "k", expiresAt: start.advanced(by: .seconds(3600))) } }
+        #expect(try await reader.getIfPresent("k") == nil)  // it read "old", expired at its time
+        #expect(try await writer.getIfPresent("k") == "new", "the expired read deleted the value written meanwhile")
     }
 }

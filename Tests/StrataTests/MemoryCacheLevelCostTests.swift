@@ -13,3 +13,22 @@ import Testing
         #expect(level.count == 1)
     }
 }
+
+/// "Limit by count only" written as the largest capacity: writers that meet
+/// a busy evictor or policy lock compare the totals against the limits plus
+/// a slack, which must not overflow.
+@Suite struct HugeLimitTests {
+    @Test(arguments: [EvictionPolicy.lru, .adaptive])
+    func theLargestCapacityWithACountLimitTakesConcurrentWrites(policy: EvictionPolicy) async {
+        let level = MemoryCacheLevel<Int, Int>(capacity: .max, countLimit: 100, policy: policy) { _ in 1 }
+        #expect(level.capacity == MemoryCacheLevel<Int, Int>.largestLimit, "a larger limit is treated as the largest")
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for i in 0..<10_000 { try? level.store(i, forKey: task * 1_000_000 + i) }
+                }
+            }
+        }
+        #expect(level.count <= 100)
+    }
+}

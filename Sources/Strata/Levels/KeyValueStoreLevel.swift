@@ -148,8 +148,13 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         let storageKey = Self.storageKey(key)
         guard let entry = try domain()[storageKey] else { return nil }
-        if let expires = entry.expiresAt, clock.now().nanosecondsSince1970 >= expires {
-            try? mutate { $0[storageKey] = nil }
+        let now = clock.now().nanosecondsSince1970
+        if let expires = entry.expiresAt, now >= expires {
+            // Only if it is still expired in the latest file: another writer
+            // may have stored a fresh value since this read.
+            try? mutate { entries in
+                if let latest = entries[storageKey]?.expiresAt, now >= latest { entries[storageKey] = nil }
+            }
             CacheContext.noteExpired()
             return nil
         }

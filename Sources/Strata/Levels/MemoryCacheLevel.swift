@@ -85,6 +85,10 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     public let capacity: Int
     /// The most entries kept, if limited.
     public let countLimit: Int?
+    /// The largest capacity or count limit (2^56, about 7.2e16): larger ones,
+    /// such as `Int.max` for "limit by count only", are taken as this, so
+    /// that totals and limits plus their slack cannot overflow.
+    public static var largestLimit: Int { 1 << 56 }
     public let clock: any CacheClock
     public let name: String
 
@@ -104,6 +108,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         self.name = name
         self.policy = policy
         self.isAdaptive = policy == .adaptive
+        let capacity = min(capacity, Self.largestLimit), countLimit = countLimit.map { min($0, Self.largestLimit) }
         self.adaptive = Mutex(AdaptivePolicy(capacity: capacity, countLimit: countLimit))
         self.capacity = capacity
         self.countLimit = countLimit
