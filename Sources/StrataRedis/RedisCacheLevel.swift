@@ -195,8 +195,19 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         var arguments = [Array("SET".utf8), redisKey(key), Array(encoded)]
         let now = clock.now()
         if let deadline = expiresAt ?? defaultTTL.map({ now.advanced(by: $0) }) {
-            let milliseconds = max(1, (deadline.nanosecondsSince1970 - now.nanosecondsSince1970) / 1_000_000)
-            arguments += [Array("PX".utf8), Array(String(milliseconds).utf8)]
+            let (left, overflow) = deadline.nanosecondsSince1970.subtractingReportingOverflow(now.nanosecondsSince1970)
+            if overflow ? deadline < now : left <= 0 {
+                // Already past: the value must not be readable even for the
+                // millisecond `PX 1` would keep it. A back-fill writes nothing.
+                if CacheContext.isBackfill { return }
+                _ = try await client.send([Array("DEL".utf8), redisKey(key)])
+                return
+            }
+            // Beyond a century (or past 64 bits) is "never": Redis refuses
+            // expiry times that far out.
+            if !overflow && left < Self.longestTTL {
+                arguments += [Array("PX".utf8), Array(String(max(1, left / 1_000_000)).utf8)]
+            }
         }
         // A back-fill carries what a level below held when the read began;
         // a key present now was written since (the read missed here), by
@@ -210,6 +221,9 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         default: return
         }
     }
+
+    /// Longer TTLs are stored without expiry (nanoseconds; 100 years).
+    static var longestTTL: Int64 { 100 * 365 * 86_400 * 1_000_000_000 }
 
     public func remove(_ key: Key) async throws {
         subscriber?.noteActivity()

@@ -109,9 +109,10 @@ final class RedisConnection: Sendable {
 }
 
 extension Duration {
+    /// Whole nanoseconds, saturating (from the full-width attoseconds:
+    /// `components` traps beyond `Int64.max` seconds).
     var nanosecondsClamped: Int64 {
-        let (seconds, attoseconds) = components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? .max : scaled &+ attoseconds / 1_000_000_000
+        let nanoseconds = attoseconds / 1_000_000_000
+        return nanoseconds > Int128(Int64.max) ? .max : nanoseconds < Int128(Int64.min) ? .min : Int64(nanoseconds)
     }
 }

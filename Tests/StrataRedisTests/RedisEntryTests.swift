@@ -107,4 +107,22 @@ import Testing
         #expect(mismatches == 0, "\(mismatches) reads paired a value with another write's expiry")
         await redis.shutdown(); await other.shutdown(); await server.kill()
     }
+
+    /// Deadlines at the ends of the range: one long past removes the key
+    /// (never `PX 1`, readable for a millisecond; no overflow computing it),
+    /// one centuries away stores the value without expiry.
+    @Test func deadlinesLongPastOrFarAwayNeitherTrapNorLinger() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "e4:", invalidatesLevelsAbove: false)
+        try await redis.set("v", forKey: "past")
+        try await redis.set("w", forKey: "past", expiresAt: CacheInstant(nanosecondsSince1970: .min))
+        #expect(try await redis.getIfPresent("past") == nil)
+        try await redis.set("x", forKey: "recent", expiresAt: SystemClock().now().advanced(by: .seconds(-1)))
+        #expect(try await redis.getIfPresent("recent") == nil)
+        try await redis.set("y", forKey: "far", expiresAt: CacheInstant(nanosecondsSince1970: .max))
+        #expect(try await redis.entry(forKey: "far") == CacheEntry(value: "y", expiresAt: nil))
+        try await redis.set("z", forKey: "soon", ttl: .seconds(60))
+        #expect(try await redis.entry(forKey: "soon")?.expiresAt != nil)
+        await redis.shutdown(); await server.kill()
+    }
 }

@@ -105,3 +105,28 @@ import Testing
         #expect(upper.value(forKey: "k") == nil)
     }
 }
+
+/// Durations at and beyond what 64-bit nanoseconds hold saturate to "never"
+/// (or "long past"), neither trapping nor wrapping to an expiry in the past.
+@Suite struct HugeDurationTests {
+    @Test func durationsBeyondSixtyFourBitNanosecondsSaturate() {
+        let wrapping = Duration.seconds(9_223_372_036) + .milliseconds(900)  // just past Int64.max nanoseconds
+        #expect(wrapping.nanoseconds == .max)
+        #expect((.zero - wrapping).nanoseconds == .min)
+        #expect(Duration.seconds(UInt64.max).nanoseconds == .max)
+        #expect(Duration.seconds(1e19).nanoseconds == .max)
+        #expect(Duration.seconds(-1e19).nanoseconds == .min)
+        #expect(Duration.milliseconds(1500).nanoseconds == 1_500_000_000)
+        let now = SystemClock().now()
+        #expect(now.advanced(by: wrapping).nanosecondsSince1970 == .max)
+        #expect(now.advanced(by: .seconds(UInt64.max)).nanosecondsSince1970 == .max)
+    }
+
+    @Test func aTTLJustPastSixtyFourBitNanosecondsMeansNever() async throws {
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        try await memory.set("v", forKey: "k", ttl: .seconds(9_223_372_036) + .milliseconds(900))
+        #expect(try await memory.getIfPresent("k") == "v", "the deadline wrapped into the past")
+        try await memory.set("w", forKey: "huge", ttl: .seconds(UInt64.max))
+        #expect(try await memory.getIfPresent("huge") == "w")
+    }
+}

@@ -41,12 +41,13 @@ public struct CacheInstant: Comparable, Hashable, Sendable, Codable {
 }
 
 extension Duration {
-    /// Whole nanoseconds (saturating).
+    /// Whole nanoseconds (saturating). From the full-width attoseconds, not
+    /// `components`, which traps for durations beyond `Int64.max` seconds.
     package var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? .min : .max }
-        return scaled &+ attoseconds / 1_000_000_000
+        let nanoseconds = attoseconds / 1_000_000_000
+        if nanoseconds > Int128(Int64.max) { return .max }
+        if nanoseconds < Int128(Int64.min) { return .min }
+        return Int64(nanoseconds)
     }
 }
 
