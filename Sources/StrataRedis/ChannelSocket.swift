@@ -5,7 +5,7 @@ import Glibc
 
 /// The descriptor of a connected channel's socket, which NIO does not
 /// expose: found among the process's descriptors by its local and remote
-/// address.
+/// addresses (IP and port, both in full).
 ///
 /// - NIO creates its sockets without `SOCK_CLOEXEC` on Linux, so every
 ///   process the application starts (a shell command, a tmux server) would
@@ -19,9 +19,14 @@ import Glibc
 enum ChannelSocket {
     /// A duplicate of `channel`'s socket descriptor, owned by the caller (who
     /// closes it); `nil` if it cannot be found. Marks the socket close-on-exec.
+    ///
+    /// A socket is the channel's only if both its addresses match the
+    /// channel's in full (family, IP address and port): the kernel gives the
+    /// same local port to connections with different destinations, so ports
+    /// alone could pick another connection's socket.
     static func duplicateDescriptor(of channel: any Channel) -> CInt? {
         #if os(Linux)
-        guard let local = channel.localAddress?.port, let remote = channel.remoteAddress?.port,
+        guard let local = channel.localAddress.flatMap(Endpoint.init), let remote = channel.remoteAddress.flatMap(Endpoint.init),
               let directory = opendir("/proc/self/fd") else { return nil }
         defer { closedir(directory) }
         while let entry = readdir(directory) {
@@ -40,16 +45,40 @@ enum ChannelSocket {
         return nil
     }
 
-    #if os(Linux)
-    private static func names(_ fd: CInt, local: Int, remote: Int) -> Bool {
-        port(of: fd, getsockname) == local && port(of: fd, getpeername) == remote
+    /// An IP address (its bytes) and a port.
+    struct Endpoint: Equatable {
+        let address: [UInt8]
+        let port: Int
+
+        init?(_ address: SocketAddress) {
+            switch address {
+            case .v4(let v4):
+                var raw = v4.address.sin_addr
+                self.address = withUnsafeBytes(of: &raw) { Array($0) }
+                port = Int(UInt16(bigEndian: v4.address.sin_port))
+            case .v6(let v6):
+                var raw = v6.address.sin6_addr
+                self.address = withUnsafeBytes(of: &raw) { Array($0) }
+                port = Int(UInt16(bigEndian: v6.address.sin6_port))
+            default:
+                return nil
+            }
+        }
+
+        init(address: [UInt8], port: Int) {
+            self.address = address
+            self.port = port
+        }
     }
-    #endif
 
     #if os(Linux)
-    private static func port(
+    private static func names(_ fd: CInt, local: Endpoint, remote: Endpoint) -> Bool {
+        endpoint(of: fd, getsockname) == local && endpoint(of: fd, getpeername) == remote
+    }
+
+    private static func endpoint(
         of fd: Int32, _ query: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32
-    ) -> Int? {
+    ) -> Endpoint? {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let ok = withUnsafeMutablePointer(to: &storage) {
@@ -59,11 +88,17 @@ enum ChannelSocket {
         switch Int32(storage.ss_family) {
         case AF_INET:
             return withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
+                    var raw = pointer.pointee.sin_addr
+                    return Endpoint(address: withUnsafeBytes(of: &raw) { Array($0) }, port: Int(UInt16(bigEndian: pointer.pointee.sin_port)))
+                }
             }
         case AF_INET6:
             return withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
+                    var raw = pointer.pointee.sin6_addr
+                    return Endpoint(address: withUnsafeBytes(of: &raw) { Array($0) }, port: Int(UInt16(bigEndian: pointer.pointee.sin6_port)))
+                }
             }
         default:
             return nil

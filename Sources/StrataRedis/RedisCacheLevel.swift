@@ -41,6 +41,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     public let invalidatesLevelsAbove: Bool
     let defaultTTL: Duration?
     private let decodeFailureCount = Atomic<Int>(0)
+    /// Redis keys last read with a value that did not decode, and its bytes.
+    private let undecodable = Mutex<[[UInt8]: [UInt8]]>([:])
     let listeners = InvalidationListeners<Key>()
     let invalidationCounts = RedisInvalidationCounts()
     /// The tracking connection; `nil` when `invalidatesLevelsAbove` is false.
@@ -100,17 +102,37 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// prefix extends this one (`app:x:` under `app:`).
     func ownsKey(_ name: [UInt8]) -> Bool { RedisKeyLayout.owns(name, prefix: prefix) }
 
-    func decode(_ reply: RESPValue) throws -> Value? {
+    /// The value of `name` in `reply`. One that does not decode (another
+    /// version's format) reads as a miss, and its bytes are remembered so a
+    /// back-fill may replace exactly them (see ``set(_:forKey:expiresAt:)``).
+    func decode(_ reply: RESPValue, name: [UInt8]) throws -> Value? {
         switch reply {
         case .bulkString(nil): return nil
         case .bulkString(let buffer?):
             do { return try codec.decode(Data(buffer.readableBytesView)) } catch {
                 decodeFailureCount.add(1, ordering: .relaxed)
+                undecodable.withLock { seen in
+                    if seen.count >= Self.undecodableRemembered { seen.removeAll() }
+                    seen[name] = Array(buffer.readableBytesView)
+                }
                 return nil
             }
         default: throw RedisError.protocolError("unexpected reply \(reply)")
         }
     }
+
+    /// Keys whose value was last read undecodable, with those bytes (at most this many).
+    static var undecodableRemembered: Int { 256 }
+
+    /// A back-fill that may replace only an absent value or the exact
+    /// undecodable bytes read before (`ARGV[2]`); `ARGV[3]` is the PX
+    /// milliseconds, or empty for none. Returns nil when declined.
+    static var replaceUndecodable: String { """
+        local current = redis.call('GET', KEYS[1])
+        if current ~= false and current ~= ARGV[2] then return false end
+        if ARGV[3] == '' then return redis.call('SET', KEYS[1], ARGV[1]) end
+        return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+        """ }
 
     /// `value` with the expiry a `PTTL` reply gives, measured from `sentAt`
     /// (before the server read it, so never later than the key's own); `nil`
@@ -126,7 +148,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     public func getIfPresent(_ key: Key) async throws -> Value? {
         subscriber?.noteActivity()
-        return try decode(await client.send([Array("GET".utf8), redisKey(key)]))
+        let name = redisKey(key)
+        return try decode(await client.send([Array("GET".utf8), name]), name: name)
     }
 
     /// The value with its expiry: `GET` and `PTTL` in one transaction (one
@@ -140,7 +163,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         for reply in replies {
             if case .error(let message) = reply { throw RedisError.server(message) }
         }
-        guard let value = try decode(replies[0]) else { return nil }
+        guard let value = try decode(replies[0], name: name) else { return nil }
         return try Self.entry(value, pttl: replies[1], sentAt: sentAt)
     }
 
@@ -179,9 +202,9 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         let pttl = Array("PTTL".utf8)
         guard let replies = try? await client.send(transaction: [[Array("MGET".utf8)] + names] + names.map { [pttl, $0] }),
               case .array(let values?) = replies[0], values.count == names.count else { return misses }
-        return zip(values, replies.dropFirst()).map { reply, pttl in
-            guard let value = (try? decode(reply)) ?? nil else { return nil }
-            return (try? Self.entry(value, pttl: pttl, sentAt: sentAt)) ?? nil
+        return zip(names, zip(values, replies.dropFirst())).map { name, replies in
+            guard let value = (try? decode(replies.0, name: name)) ?? nil else { return nil }
+            return (try? Self.entry(value, pttl: replies.1, sentAt: sentAt)) ?? nil
         }
     }
 
@@ -192,7 +215,9 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         subscriber?.noteActivity()
         let encoded = try codec.encoded(value)
-        var arguments = [Array("SET".utf8), redisKey(key), Array(encoded)]
+        let name = redisKey(key)
+        var arguments = [Array("SET".utf8), name, Array(encoded)]
+        var milliseconds: [UInt8] = []
         let now = clock.now()
         if let deadline = expiresAt ?? defaultTTL.map({ now.advanced(by: $0) }) {
             let (left, overflow) = deadline.nanosecondsSince1970.subtractingReportingOverflow(now.nanosecondsSince1970)
@@ -206,18 +231,29 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             // Beyond a century (or past 64 bits) is "never": Redis refuses
             // expiry times that far out.
             if !overflow && left < Self.longestTTL {
-                arguments += [Array("PX".utf8), Array(String(max(1, left / 1_000_000)).utf8)]
+                milliseconds = Array(String(max(1, left / 1_000_000)).utf8)
+                arguments += [Array("PX".utf8), milliseconds]
             }
         }
-        // A back-fill carries what a level below held when the read began;
-        // a key present now was written since (the read missed here), by
-        // another process or client, so it is newer: keep it.
         guard CacheContext.isBackfill else {
             _ = try await client.send(arguments)
             return
         }
-        switch try await client.send(arguments + [Array("NX".utf8)]) {
+        // A back-fill carries what a level below held when the read began;
+        // a key present now was written since (the read missed here), by
+        // another process or client, so it is newer: keep it. Unless what is
+        // there is the value the read found undecodable (another version's
+        // format): that one the back-fill replaces, as a plain set would.
+        let reply: RESPValue
+        if let seen = undecodable.withLock({ $0.removeValue(forKey: name) }) {
+            reply = try await client.send([Array("EVAL".utf8), Array(Self.replaceUndecodable.utf8), Array("1".utf8), name,
+                                           Array(encoded), seen, milliseconds])
+        } else {
+            reply = try await client.send(arguments + [Array("NX".utf8)])
+        }
+        switch reply {
         case .null, .bulkString(nil): throw BackfillDeclined()
+        case .error(let message): throw RedisError.server(message)
         default: return
         }
     }

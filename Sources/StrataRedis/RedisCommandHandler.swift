@@ -91,12 +91,14 @@ final class RedisCommandHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         cancelTimer()
+        queue.setTimerArming(nil)  // it holds this handler: the two would keep each other alive
         for replies in queue.close() { replies.fail(RedisError.connectionClosed) }
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimer()
+        queue.setTimerArming(nil)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -79,6 +79,7 @@ final class RedisConnection: Sendable {
     /// The commands are encoded and written on the caller's thread (see
     /// ``RedisRequestQueue``); commands sent meanwhile by others share the write.
     func send(batch commands: [[[UInt8]]]) async throws -> [RESPValue] {
+        if commands.isEmpty { return [] }  // no reply would ever complete it
         let replies = PendingReplies(count: commands.count)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

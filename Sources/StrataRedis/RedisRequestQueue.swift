@@ -71,8 +71,9 @@ final class RedisRequestQueue: Sendable {
         self.state = Mutex(State(outbox: channel.allocator.buffer(capacity: 256), descriptor: descriptor ?? -1))
     }
 
-    /// Called by the handler once added: how to arm its timer from any thread.
-    func setTimerArming(_ arm: @escaping @Sendable () -> Void) {
+    /// Called by the handler once added: how to arm its timer from any
+    /// thread; `nil` once it is removed (the closure holds the handler).
+    func setTimerArming(_ arm: (@Sendable () -> Void)?) {
         armTimer.withLock { $0 = arm }
     }
 

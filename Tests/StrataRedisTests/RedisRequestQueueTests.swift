@@ -93,6 +93,14 @@ import Testing
         }.count
     }
 
+    @Test func anEmptyBatchReturnsAtOnce() async throws {
+        let server = try await RedisServer()
+        let connection = try await connect(server)
+        #expect(try await connection.send(batch: []).isEmpty)
+        await connection.close()
+        await server.kill()
+    }
+
     @Test func closingTheConnectionClosesItsOwnDescriptorToo() async throws {
         let server = try await RedisServer()
         let connection = try await connect(server)

@@ -79,13 +79,12 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         // began before: another process changed the key after this one's read
         // of `lower` began, so what that read found must not be written into
         // the shared store, where every process would be served it. `upper`
-        // drops its own copies; this only moves the key's write order on.
+        // drops its own copies; this only notes the change (per key: see
+        // ``WriteOrder``).
         upper.addInvalidationListener { invalidation in
             switch invalidation {
-            case .key(let key): order.endWrite(await order.beginWrite(key))
-            case .all:
-                await order.beginClear()
-                order.endClear()
+            case .key(let key): order.noteChanged(key)
+            case .all: order.noteChangedAll()
             }
         }
     }
@@ -243,10 +242,11 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     }
 
     /// A back-fill into this composition (from a composition below it):
-    /// `lower` first, then `upper` only if `lower` took it. A shared store in
-    /// `lower` declines a value older than the one it holds
+    /// `lower` first, then `upper` unless `lower` declined it. A shared store
+    /// in `lower` declines a value older than the one it holds
     /// (``BackfillDeclined``), and `upper` must not keep what the store
-    /// turned down. Ordered against writes like any write.
+    /// turned down; a `lower` that fails otherwise (down) does not keep
+    /// `upper` from taking it. Ordered against writes like any write.
     private func backfillWrite(
         _ key: Key,
         top topWrite: @escaping @Sendable () async throws -> Void,
@@ -255,16 +255,15 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         let stripe = await order.beginWrite(key)
         defer { order.endWrite(stripe) }
         let upper = self.upper, lower = self.lower
-        if let bottomError = await attempt({ try await bottomWrite() }) {
-            if bottomError is BackfillDeclined { throw bottomError }
-            if !(bottomError is LevelsFailedError) { _ = await attempt { try await lower.remove(key) } }
-            try Self.collect(.set, key: key, (upper.name, nil), (lower.name, bottomError))
-        }
-        if let topError = await attempt({ try await topWrite() }) {
-            if topError is BackfillDeclined { throw topError }
-            if !(topError is LevelsFailedError) { _ = await attempt { try await upper.remove(key) } }
-            try Self.collect(.set, key: key, (upper.name, topError), (lower.name, nil))
-        }
+        let bottomError = await attempt({ try await bottomWrite() })
+        if bottomError is BackfillDeclined { throw BackfillDeclined() }
+        // Any other failure below (a store that is down) still lets `upper`
+        // take the value: availability first, as for any write.
+        if let bottomError, !(bottomError is LevelsFailedError) { _ = await attempt { try await lower.remove(key) } }
+        let topError = await attempt({ try await topWrite() })
+        if topError is BackfillDeclined { throw BackfillDeclined() }
+        if let topError, !(topError is LevelsFailedError) { _ = await attempt { try await upper.remove(key) } }
+        try Self.collect(.set, key: key, (upper.name, topError), (lower.name, bottomError))
     }
 
     public func clear() async {

@@ -1,3 +1,4 @@
+import DequeModule
 import Synchronization
 
 /// Orders a composition's writes and back-fills, per key.
@@ -15,6 +16,15 @@ import Synchronization
 ///    with it, and the check and the upper level's write happen while it holds
 ///    the stripe, so either it lands entirely before the next write (which then
 ///    overwrites or removes it) or it sees that write and is dropped.
+///
+/// 3. **A back-fill never carries a value changed elsewhere since its read
+///    began.** A change a shared store reports for a key (another process
+///    wrote it) is noted per key (``noteChanged(_:)``), not per stripe: a
+///    store like Redis reports every write under its prefix, and dropping
+///    the back-fills of every key on the stripe would drop most of them. The
+///    most recent 4,096 changed keys are remembered by hash; a read that began
+///    before a change it can no longer look up is treated as changed (its
+///    back-fill is dropped, which only costs a later read).
 ///
 /// An uncontended write pays two short critical sections; the hit path never
 /// comes here.
@@ -34,6 +44,19 @@ final class WriteOrder: Sendable {
     struct State {
         var stripes = [Stripe](repeating: Stripe(), count: WriteOrder.stripeCount)
         var epoch: UInt64 = 0
+        /// Changes reported from elsewhere, numbered.
+        var changes: UInt64 = 0
+        /// The latest change of each recently changed key hash.
+        var changedAt: [Int: UInt64] = [:]
+        var changeOrder = Deque<(hash: Int, change: UInt64)>()
+        /// Changes up to this one are no longer looked up by key.
+        var forgottenThrough: UInt64 = 0
+
+        /// Whether the key `hash` changed after change number `since`.
+        func changed(_ hash: Int, since: UInt64) -> Bool {
+            if let change = changedAt[hash] { return change > since }
+            return forgottenThrough > since
+        }
         /// A clear holds every stripe.
         var clearing = false
         /// Stripes held right now.
@@ -53,28 +76,66 @@ final class WriteOrder: Sendable {
         let stripe: Int
         let started: UInt64
         let epoch: UInt64
+        let hash: Int
+        /// Changes reported from elsewhere when the read began.
+        let changes: UInt64
     }
+
+    /// Changed keys remembered by hash (see the notes above).
+    static var changesRemembered: Int { 4096 }
 
     private let state = Mutex(State())
 
     @usableFromInline init() {}
 
     @usableFromInline
-    static func stripe(of key: some Sendable) -> Int {
-        guard let hashable = key as? any Hashable else { return 0 }
-        return Int(UInt(bitPattern: hashable.hashValue) % UInt(stripeCount))
+    static func stripe(of key: some Sendable) -> Int { stripe(ofHash: hash(of: key)) }
+
+    static func stripe(ofHash hash: Int) -> Int { Int(UInt(bitPattern: hash) % UInt(stripeCount)) }
+
+    static func hash(of key: some Sendable) -> Int {
+        (key as? any Hashable)?.hashValue ?? 0
     }
 
     /// Taken before a read of the lower level; `nil` when a write to the key's
     /// stripe (or a clear) is in progress.
     @usableFromInline
     func beginRead(_ key: some Sendable) -> Ticket? {
-        let stripe = Self.stripe(of: key)
+        let hash = Self.hash(of: key)
+        let stripe = Self.stripe(ofHash: hash)
         return state.withLock { state in
             let s = state.stripes[stripe]
             // A write in progress: this read may see either value, so it must not back-fill.
             guard !s.writing && !state.clearing else { return nil }
-            return Ticket(stripe: stripe, started: s.started, epoch: state.epoch)
+            return Ticket(stripe: stripe, started: s.started, epoch: state.epoch, hash: hash, changes: state.changes)
+        }
+    }
+
+    /// A shared store reports that `key` was changed elsewhere: back-fills
+    /// of it whose read began before are dropped.
+    @usableFromInline
+    func noteChanged(_ key: some Sendable) {
+        let hash = Self.hash(of: key)
+        state.withLock { state in
+            state.changes &+= 1
+            state.changedAt[hash] = state.changes
+            state.changeOrder.append((hash, state.changes))
+            while state.changeOrder.count > Self.changesRemembered, let oldest = state.changeOrder.popFirst() {
+                if state.changedAt[oldest.hash] == oldest.change { state.changedAt[oldest.hash] = nil }
+                state.forgottenThrough = oldest.change
+            }
+        }
+    }
+
+    /// A shared store reports that anything may have changed: every back-fill
+    /// whose read began before is dropped.
+    @usableFromInline
+    func noteChangedAll() {
+        state.withLock { state in
+            state.changes &+= 1
+            state.forgottenThrough = state.changes
+            state.changedAt.removeAll()
+            state.changeOrder.removeAll()
         }
     }
 
@@ -84,7 +145,8 @@ final class WriteOrder: Sendable {
     func land(_ ticket: Ticket, _ write: () async throws -> Void) async throws -> Bool {
         let admitted = await whenReady { state -> Bool? in
             let s = state.stripes[ticket.stripe]
-            guard s.started == ticket.started && state.epoch == ticket.epoch else { return false }
+            guard s.started == ticket.started && state.epoch == ticket.epoch,
+                  !state.changed(ticket.hash, since: ticket.changes) else { return false }
             guard !s.held && !state.clearing else { return nil }
             state.hold(ticket.stripe)
             return true

@@ -10,8 +10,8 @@ import StrataTestSupport
 import Synchronization
 import Testing
 
-/// Review findings for the caller-thread write path and the back-fill changes.
-@Suite(.serialized) struct ReviewRedisTests {
+/// Found by review of the caller-thread write path and the back-fill changes.
+@Suite(.serialized) struct RedisRequestPathRegressionTests {
     static func echo(_ connection: RedisConnection, _ text: String) async throws -> String? {
         guard case .bulkString(let buffer?) = try await connection.send([Array("ECHO".utf8), Array(text.utf8)]) else { return nil }
         return String(buffer: buffer)
@@ -38,9 +38,9 @@ import Testing
 
     /// Two connections of one process with the same local and remote *ports*
     /// (different addresses: what the kernel does for connections to two
-    /// hosts on the same port). ChannelSocket matches by port only, so the
-    /// second connection duplicates the first one's socket and writes its
-    /// requests there: the first connection's caller gets the second's reply.
+    /// hosts on the same port). Matched by port only, the second connection
+    /// duplicated the first one's socket and wrote its requests there: the
+    /// first connection's caller got the second's reply.
     @Test func aConnectionWritesItsRequestsOnItsOwnSocket() async throws {
         let server = try await RedisServer()
         // Protected mode turns away 127.0.0.2 (not "local" to Redis); a second host would not be.
@@ -54,8 +54,7 @@ import Testing
         let pop = Task { try await b.send([Array("BLPOP".utf8), Array("review:nothing".utf8), Array("1".utf8)]) }
         #expect(await poll { b.queue.waitingCount == 1 })
         let fromA = Task { try await Self.echo(a, "from-A") }
-        #expect(await poll { a.queue.waitingCount == 1 })
-        try await Task.sleep(for: .milliseconds(100))
+        try await Task.sleep(for: .milliseconds(100))  // a has sent (on the wrong socket, it would wait behind BLPOP)
         let fromB = Task { try await Self.echo(b, "from-B") }
         let popped = await Result { try await pop.value }
         let b2 = await Result { try await fromB.value }
@@ -66,8 +65,8 @@ import Testing
         await a.close(); await b.close(); await server.kill()
     }
 
-    /// Handler → queue → timer-arming closure → handler: a closed connection's
-    /// handler, queue and channel are never freed.
+    /// Handler → queue → timer-arming closure → handler: a closed
+    /// connection's handler, queue and channel must still be freed.
     @Test func aClosedConnectionIsFreed() async throws {
         let server = try await RedisServer()
         weak var channel: (any Channel)?
@@ -98,11 +97,11 @@ final class CountingOrigin: CacheLevel, Sendable {
     func onMemoryWarning() async {}
 }
 
-extension ReviewRedisTests {
+extension RedisRequestPathRegressionTests {
     /// A value in Redis this version cannot decode (an older format) reads
-    /// as a miss. The back-fill from the origin is now SET NX, declined, and
-    /// the memory level above is not written either: every read goes to the
-    /// origin until the Redis key expires (before: the back-fill replaced it).
+    /// as a miss; the back-fill from the origin replaces exactly those bytes
+    /// (a plain `SET NX` was declined, memory was not written either, and
+    /// every read went to the origin until the Redis key expired).
     @Test func anUndecodableValueInRedisDoesNotStopTheLevelsFromBeingFilled() async throws {
         let server = try await RedisServer()
         let redis = try RedisCacheLevel<String, Versioned>(url: server.url, prefix: "rv:", invalidatesLevelsAbove: false)

@@ -2,13 +2,13 @@ import Strata
 import Synchronization
 import Testing
 
-/// Review: back-fills into a composition now write `lower` first and
-/// `upper` only if `lower` took it.
-@Suite struct ReviewBackfillTests {
+/// Back-fills into a composition write `lower` first and
+/// `upper` unless `lower` declined it.
+@Suite struct SharedStoreBackfillTests {
     /// `memory + shared + origin` while the shared store is down (its gets and
-    /// sets fail): availability first, so the origin's value should still be
-    /// back-filled into memory. Now memory is never filled and every read goes
-    /// to the origin for as long as the shared store is down.
+    /// sets fail): availability first, so the origin's value is still
+    /// back-filled into memory (a first version of the lower-then-upper order
+    /// left memory empty, and every read went to the origin).
     @Test func aSharedStoreThatIsDownStillLetsMemoryBeBackfilled() async throws {
         let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
         let shared = FakeLevel<String, String>(name: "shared")
@@ -25,12 +25,11 @@ import Testing
     }
 }
 
-extension ReviewBackfillTests {
-    /// The new listener on `upper` moves a whole write-order stripe (1 of
-    /// 256) for every key the shared store reports, so a change to an
-    /// unrelated key drops an origin back-fill in flight: with Redis
-    /// reporting every write under the prefix (this process's own included),
-    /// a busy prefix drops most origin back-fills.
+extension SharedStoreBackfillTests {
+    /// A change the shared store reports drops back-fills of that key only,
+    /// not of every key on its write-order stripe (1 of 256): Redis reports
+    /// every write under the prefix (this process's own included), so a busy
+    /// prefix would drop most origin back-fills.
     @Test func aChangeToAnotherKeyDoesNotDropAnOriginBackfill() async throws {
         let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
         let shared = FakeLevel<String, String>(name: "shared")
