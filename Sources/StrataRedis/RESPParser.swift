@@ -59,7 +59,7 @@ public struct RESPParser: Sendable {
             while true {
                 let value: RESPValue
                 if let (type, length) = awaitedBulk {
-                    guard bytes.count - consumed >= length + 2 else { return nil }
+                    guard bytes.count - consumed - 2 >= length else { return nil }  // (length + 2 could overflow)
                     guard bytes[consumed + length] == 0x0D, bytes[consumed + length + 1] == 0x0A else {
                         throw malformed("bulk payload not followed by CRLF")
                     }

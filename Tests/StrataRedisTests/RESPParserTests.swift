@@ -106,6 +106,14 @@ import Testing
         #expect(try decode(reads).error?.kind == .tooDeep)
     }
 
+    /// With no cap on bulk lengths, the largest length a header can carry
+    /// waits for its payload (the check must not compute `length + 2`).
+    @Test func theLargestBulkLengthUnderNoCapWaitsWithoutOverflowing() throws {
+        let uncapped = RESPLimits(maxBulkLength: .max)
+        let decoded = try decode(["$9223372036854775807\r\n", "abc"].map { Array($0.utf8) }, limits: uncapped)
+        #expect(decoded.error == nil && decoded.values.isEmpty)
+    }
+
     @Test func oversizedRepliesAreRejectedFromTheirHeader() throws {
         #expect(try decode("$536870913\r\n").error?.kind == .tooLarge, "one byte above proto-max-bulk-len")
         #expect(try decode("$99999999999999999999\r\n").error?.kind == .tooLarge)

@@ -115,3 +115,21 @@ import Testing
         #expect(capped.semaphore.available == 1)
     }
 }
+
+/// A batch carries expiry both ways: a deadline given to a batch set reaches
+/// every key, and a batch read carries the earliest of its keys' deadlines.
+@Suite struct BatchExpiryTests {
+    @Test func aBatchSetsDeadlineReachesEveryKeyAndAReadCarriesTheEarliest() async throws {
+        let clock = TestClock(SystemClock().now())
+        let memory = MemoryCacheLevel<String, Int>(capacity: 1 << 20, clock: clock)
+        let batch = memory.allBatch()
+        try await batch.set([1, 2], forKey: ["a", "b"], expiresAt: clock.now().advanced(by: .seconds(5)))
+        try await memory.set(3, forKey: "c", expiresAt: clock.now().advanced(by: .seconds(2)))
+        let entry = try #require(try await batch.entry(forKey: ["a", "c"]))
+        #expect(entry.value == [1, 3])
+        #expect(entry.expiresAt == clock.now().advanced(by: .seconds(2)), "the earliest deadline of the batch")
+        clock.advance(by: .seconds(10))
+        #expect(memory.value(forKey: "a") == nil && memory.value(forKey: "b") == nil, "the batch's deadline was dropped")
+        #expect(try await batch.entry(forKey: ["a", "b"]) == nil)
+    }
+}

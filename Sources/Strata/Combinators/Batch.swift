@@ -81,10 +81,34 @@ public struct AllBatchCache<Inner: CacheLevel>: WrapperLevel {
         }
     }
 
+    /// The values with the earliest of their expiries: a batch is only as
+    /// fresh as its shortest-lived part, and a level above that back-fills it
+    /// must not keep it longer.
+    public func entry(forKey keys: [Inner.Key]) async throws -> CacheEntry<[Inner.Value]>? {
+        do {
+            let entries = try await forEachKey(keys) { index in
+                guard let entry = try await inner.entry(forKey: keys[index]) else { throw FetchError.valueNotInCache }
+                return (index, entry)
+            }
+            return CacheEntry(value: entries.map(\.value), expiresAt: entries.compactMap(\.expiresAt).min())
+        } catch FetchError.valueNotInCache {
+            return nil
+        }
+    }
+
     public func set(_ values: [Inner.Value], forKey keys: [Inner.Key]) async throws {
+        try await set(values, forKey: keys, expiresAt: nil)
+    }
+
+    /// Stores each value under its key with `expiresAt` (`nil`: each level's default).
+    public func set(_ values: [Inner.Value], forKey keys: [Inner.Key], expiresAt: CacheInstant?) async throws {
         guard values.count == keys.count else { throw BatchError.countMismatch(values: values.count, keys: keys.count) }
         _ = try await forEachKey(keys) { index -> (Int, Void) in
-            try await inner.set(values[index], forKey: keys[index])
+            if let expiresAt {
+                try await inner.set(values[index], forKey: keys[index], expiresAt: expiresAt)
+            } else {
+                try await inner.set(values[index], forKey: keys[index])
+            }
             return (index, ())
         }
     }
