@@ -75,6 +75,26 @@ public final class Pipeline: Sendable {
     }
 
     static func build(_ spec: LevelSpec, toggle: Toggle?, temporary: inout [URL]) throws -> LiveLevel {
+        // A spec from a file is checked as it is read; one made in code is
+        // checked here, since the levels trap on a negative capacity and their
+        // cost sums could overflow near Int.max.
+        switch spec.kind {
+        case .memory(let capacity, _), .disk(_, let capacity):
+            guard (0...Units.maxBytes).contains(capacity) else {
+                throw PipelineBuildError(level: spec.name, message:
+                    "capacity \(capacity) is outside 0 to \(Units.exactBytes(Units.maxBytes))")
+            }
+        case .origin(_, _, _, let valueSize):
+            guard (0...SimulatedOrigin.maxValueSize).contains(valueSize) else {
+                throw PipelineBuildError(level: spec.name, message:
+                    "value size \(valueSize) is outside 0 to \(Units.exactBytes(SimulatedOrigin.maxValueSize))")
+            }
+        case .http, .redis:
+            break
+        }
+        if case .memory(_, let countLimit?) = spec.kind, countLimit < 0 {
+            throw PipelineBuildError(level: spec.name, message: "count limit \(countLimit) is negative")
+        }
         switch spec.kind {
         case .memory(let capacity, let countLimit):
             let memory = MemoryCacheLevel<String, Data>(name: spec.name, capacity: capacity, countLimit: countLimit,

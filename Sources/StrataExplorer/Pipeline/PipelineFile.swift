@@ -108,13 +108,19 @@ public enum PipelineFile {
             guard let node = fields[field] else { return nil }
             return try parse(node)
         }
-        func size(_ field: String) throws -> Int? {
+        func size(_ field: String, limit: Int = Units.maxBytes) throws -> Int? {
             try value(field) { node in
-                guard let text = node.string, let bytes = Units.parseBytes(text) else {
+                let text = node.string ?? "?"
+                do throws(Units.BytesError) {
+                    guard let string = node.string else { throw .notASize }
+                    return try Units.bytes(string, limit: limit)
+                } catch .tooLarge(let limit) {
                     throw PipelineFileError(file: file, line: node.mark?.line, field: "\(path).\(field)",
-                                            message: "expected a size such as 64KiB or 10MiB, got \"\(node.string ?? "?")\"")
+                                            message: "too large: \"\(text)\" is over the maximum of \(Units.exactBytes(limit))")
+                } catch {
+                    throw PipelineFileError(file: file, line: node.mark?.line, field: "\(path).\(field)",
+                                            message: "expected a size such as 64KiB or 10MiB, got \"\(text)\"")
                 }
-                return bytes
             }
         }
         func duration(_ field: String) throws -> Duration? {
@@ -161,7 +167,7 @@ public enum PipelineFile {
             levelKind = .origin(latency: try duration("latency") ?? .milliseconds(40),
                                 jitter: try duration("jitter") ?? .zero,
                                 failureRate: rate ?? 0,
-                                valueSize: try size("value-size") ?? 512)
+                                valueSize: try size("value-size", limit: SimulatedOrigin.maxValueSize) ?? 512)
         case "http":
             let base = try required("base-url", try text("base-url"))
             guard let url = URL(string: base), let scheme = url.scheme, ["http", "https"].contains(scheme) else {

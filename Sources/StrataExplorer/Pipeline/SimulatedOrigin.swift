@@ -16,6 +16,11 @@ public struct SimulatedOrigin: Fetcher {
     public let failureRate: Double
     public let valueSize: Int
 
+    /// The largest `valueSize` a pipeline can ask for: 64 MiB. Every get
+    /// builds a fresh value of this size, so a size read from a file must be
+    /// bounded, or one get could exhaust memory (or trap reserving it).
+    public static let maxValueSize = 64 << 20
+
     public init(latency: Duration, jitter: Duration, failureRate: Double, valueSize: Int) {
         self.latency = latency
         self.jitter = jitter

@@ -2,7 +2,23 @@ import Foundation
 
 /// Sizes (`64KiB`, `10MB`, `512`) and durations (`50ms`, `1.5s`, `5m`, `1h`).
 public enum Units {
-    public static func parseBytes(_ text: String) -> Int? {
+    /// The largest size a pipeline file may give: 1 PiB (2^50 bytes). Far
+    /// beyond any real memory or disk level, and far enough below `Int.max`
+    /// that the levels' cost sums (a capacity plus its slack, a total plus
+    /// one more value) cannot overflow and trap.
+    public static let maxBytes = 1 << 50
+
+    /// Why a text is not a usable size.
+    public enum BytesError: Error, Equatable, Sendable {
+        /// Not a number with an optional unit.
+        case notASize
+        /// A size, but over `limit` bytes.
+        case tooLarge(limit: Int)
+    }
+
+    /// The bytes `text` names (`512`, `64KiB`, `1.5MB`), at most `limit`.
+    /// Separating "not a size" from "too large" lets messages say which.
+    public static func bytes(_ text: String, limit: Int = maxBytes) throws(BytesError) -> Int {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let units: [(String, Double)] = [
             ("KiB", 1024), ("MiB", 1024 * 1024), ("GiB", 1024 * 1024 * 1024),
@@ -11,11 +27,23 @@ public enum Units {
         ]
         for (suffix, factor) in units where trimmed.hasSuffix(suffix) {
             guard let number = Double(trimmed.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)),
-                  number >= 0, number * factor < Double(Int.max / 2) else { return nil }
+                  number.isFinite, number >= 0 else { throw .notASize }
+            // Compared as a Double before converting, so no value can trap in Int(_:).
+            guard number * factor <= Double(limit) else { throw .tooLarge(limit: limit) }
             return Int(number * factor)
         }
-        guard let plain = Int(trimmed), plain >= 0 else { return nil }
-        return plain
+        if let plain = Int(trimmed), plain >= 0 {
+            guard plain <= limit else { throw .tooLarge(limit: limit) }
+            return plain
+        }
+        // Digits too many for Int are still a size, just too large.
+        if !trimmed.isEmpty, trimmed.allSatisfy({ $0.isASCII && $0.isWholeNumber }) { throw .tooLarge(limit: limit) }
+        throw .notASize
+    }
+
+    /// ``bytes(_:limit:)``, or nil for a text that is not a size or is over `limit`.
+    public static func parseBytes(_ text: String, limit: Int = maxBytes) -> Int? {
+        try? bytes(text, limit: limit)
     }
 
     public static func parseDuration(_ text: String) -> Duration? {
@@ -26,6 +54,16 @@ public enum Units {
             return .nanoseconds(Int64((number * factor * 1e9).rounded()))
         }
         return nil
+    }
+
+    /// A limit in the largest binary unit that divides it exactly: `1 PiB`,
+    /// `64 MiB`, `1000 B` (so a stated maximum reads as what it is, unrounded).
+    public static func exactBytes(_ bytes: Int) -> String {
+        for (shift, unit) in [(50, "PiB"), (40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")]
+        where bytes > 0 && bytes % (1 << shift) == 0 {
+            return "\(bytes >> shift) \(unit)"
+        }
+        return "\(bytes) B"
     }
 
     public static func formatBytes(_ bytes: Int) -> String {
