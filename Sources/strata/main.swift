@@ -187,7 +187,7 @@ struct Check: AsyncParsableCommand {
             pipeline.removeTemporaryFiles()
             print("ok: the pipeline builds")
         } catch {
-            fail("\(file): \(error)", code: 1)
+            fail("\(error)", code: 1)  // a PipelineBuildError names the file and the level's line
         }
     }
 }

@@ -18,11 +18,31 @@ public struct LiveLevel: Sendable {
     public var liveConfiguration: (@Sendable () -> String)? = nil
 }
 
-/// Errors building a pipeline from a spec.
+/// A level of a spec that could not be built. It names the file and the
+/// level's line when the spec came from a file, like a ``PipelineFileError``,
+/// since a level can parse and still fail here (a disk directory that cannot
+/// be made, a Redis URL the client refuses) and the user must find it.
 public struct PipelineBuildError: Error, CustomStringConvertible {
+    /// The pipeline file (nil for a spec made in code).
+    public internal(set) var file: String?
+    /// The line the level starts on in ``file``.
+    public internal(set) var line: Int?
+    /// The level's name.
     public let level: String
     public let message: String
-    public var description: String { "level \(level): \(message)" }
+
+    public init(file: String? = nil, line: Int? = nil, level: String, message: String) {
+        self.file = file
+        self.line = line
+        self.level = level
+        self.message = message
+    }
+
+    /// `pipeline.yaml:12: level L2: …`, or `level L2: …` without a file.
+    public var description: String {
+        let location = file.map { file in "\(file)\(line.map { ":\($0)" } ?? ""): " } ?? ""
+        return "\(location)level \(level): \(message)"
+    }
 }
 
 /// A key that does not make a URL under an http level's base URL.
@@ -50,7 +70,13 @@ public final class Pipeline: Sendable {
             let toggle = level.condition.map { name in
                 toggles.first { $0.name == name } ?? { let t = Toggle(name: name); toggles.append(t); return t }()
             }
-            levels.append(try Self.build(level, toggle: toggle, temporary: &temporary))
+            do {
+                levels.append(try Self.build(level, toggle: toggle, temporary: &temporary))
+            } catch var error as PipelineBuildError {
+                error.file = spec.file
+                error.line = level.line
+                throw error
+            }
         }
         self.levels = levels
         self.toggles = toggles

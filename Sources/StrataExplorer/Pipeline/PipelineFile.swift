@@ -76,7 +76,7 @@ public enum PipelineFile {
             }
             levels.append(level)
         }
-        return PipelineSpec(name: name, levels: levels)
+        return PipelineSpec(name: name, levels: levels, file: file)
     }
 
     static func parseLevel(_ node: Node, index: Int, file: String) throws -> LevelSpec {

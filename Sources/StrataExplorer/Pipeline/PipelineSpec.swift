@@ -5,10 +5,14 @@ import Strata
 public struct PipelineSpec: Equatable, Sendable {
     public var name: String
     public var levels: [LevelSpec]
+    /// The file the spec was read from, so that errors building it can name
+    /// the file as well as the level's line (nil for a spec made in code).
+    public var file: String?
 
-    public init(name: String, levels: [LevelSpec]) {
+    public init(name: String, levels: [LevelSpec], file: String? = nil) {
         self.name = name
         self.levels = levels
+        self.file = file
     }
 }
 
