@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataRedis
 import Yams
 
 /// A problem in a pipeline file, with where it is.
@@ -179,7 +180,7 @@ public enum PipelineFile {
             let url = try required("url", try text("url"))
             guard url.hasPrefix("redis://") else {
                 throw PipelineFileError(file: file, line: fields["url"]?.mark?.line, field: "\(path).url",
-                                        message: "expected redis://host:port[/db], got \"\(url)\"")
+                                        message: "expected redis://host:port[/db], got \"\(RedisConfiguration.redacted(url))\"")
             }
             levelKind = .redis(url: url, prefix: try text("prefix") ?? "strata:")
         }

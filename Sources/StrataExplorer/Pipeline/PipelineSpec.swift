@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataRedis
 
 /// A pipeline as described by a file: levels top to bottom.
 public struct PipelineSpec: Equatable, Sendable {
@@ -109,7 +110,7 @@ public struct LevelSpec: Equatable, Sendable {
         case .http(let baseURL, let timeout):
             "\(baseURL), timeout \(Units.format(timeout))"
         case .redis(let url, let prefix):
-            "\(url), prefix \"\(prefix)\""
+            "\(RedisConfiguration.redacted(url)), prefix \"\(prefix)\""  // the tree is printed: no password
         }
     }
 }
