@@ -228,9 +228,12 @@ public enum PipelineFile {
         return scalar.string
     }
 
+    /// The line a YAML error is on. A duplicated key is its own case in Yams,
+    /// with the mark (of the key's first occurrence) in its context.
     static func yamlLine(_ error: YamlError) -> Int? {
         switch error {
         case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _): mark.line
+        case .duplicatedKeysInMapping(_, let context): context.mark.line
         default: nil
         }
     }
@@ -238,6 +241,10 @@ public enum PipelineFile {
     static func yamlProblem(_ error: YamlError) -> String {
         switch error {
         case .scanner(_, let problem, _, _), .parser(_, let problem, _, _), .composer(_, let problem, _, _): problem
+        case .duplicatedKeysInMapping(let duplicates, _):
+            duplicates.count == 1
+                ? "the key \"\(duplicates[0])\" appears more than once in this mapping"
+                : "the keys \(duplicates.map { "\"\($0)\"" }.joined(separator: ", ")) appear more than once in this mapping"
         default: "\(error)".split(separator: "\n").first.map(String.init) ?? "\(error)"
         }
     }
