@@ -88,7 +88,11 @@ public enum PipelineFile {
         var fields: [String: Node] = [:]
         var keyLines: [String: Int] = [:]
         for (key, value) in mapping {
-            guard let name = key.string else { continue }
+            // A list or mapping as a key is no field: refused, not skipped.
+            guard key.scalar != nil, let name = key.string else {
+                throw PipelineFileError(file: file, line: key.mark?.line, field: path,
+                                        message: "expected a field name, got a \(key.sequence != nil ? "list" : "mapping") as a key")
+            }
             fields[name] = value
             keyLines[name] = key.mark?.line
         }
@@ -142,7 +146,7 @@ public enum PipelineFile {
                 return number
             }
         }
-        func text(_ field: String) throws -> String? { try value(field) { try string($0, field: "\(path).\($0)", file: file) } }
+        func text(_ field: String) throws -> String? { try value(field) { try string($0, field: "\(path).\(field)", file: file) } }
         func required<T>(_ field: String, _ found: T?) throws -> T {
             guard let found else {
                 throw PipelineFileError(file: file, line: node.mark?.line, field: "\(path).\(field)", message: "missing (required for a \(kind) level)")
