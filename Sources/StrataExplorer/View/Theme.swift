@@ -151,15 +151,21 @@ public struct Theme: Equatable, Sendable {
     static func parseColor(_ value: String, file: String, line: Int, key: String) throws -> ThemeColor {
         let text = value.trimmingCharacters(in: .whitespaces)
         if text.isEmpty || text == "default" { return .terminalDefault }
+        // Every character is checked: integer parsing alone would take a sign
+        // (`#+12345`), and dropping the words that fail to parse would read
+        // `1 x 2 3` or `300 1 2 3` as some other colour.
         if text.hasPrefix("#") {
             let hex = text.dropFirst()
-            if hex.count == 6, let value = UInt32(hex, radix: 16) {
-                return .rgb(UInt8(value >> 16), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF))
+            if hex.allSatisfy(\.isHexDigit) {
+                if hex.count == 6, let value = UInt32(hex, radix: 16) {
+                    return .rgb(UInt8(value >> 16), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF))
+                }
+                if hex.count == 2, let grey = UInt8(hex, radix: 16) { return .rgb(grey, grey, grey) }
             }
-            if hex.count == 2, let grey = UInt8(hex, radix: 16) { return .rgb(grey, grey, grey) }
         } else {
-            let parts = text.split(separator: " ").compactMap { UInt8($0) }
-            if parts.count == 3 { return .rgb(parts[0], parts[1], parts[2]) }
+            let words = text.split(separator: " ")
+            let parts = words.compactMap { word in word.allSatisfy { $0.isASCII && $0.isWholeNumber } ? UInt8(word) : nil }
+            if words.count == 3, parts.count == 3 { return .rgb(parts[0], parts[1], parts[2]) }
         }
         throw ThemeError(file: file, line: line, message: "\(key): bad colour \"\(text)\" (use #rrggbb, #gg, \"R G B\" or \"\")")
     }
