@@ -27,7 +27,11 @@ public final class OptimalPolicy: Policy {
     let nextUse: [Int]
     let capacity: Int
     var position = 0
-    var used = 0
+    /// Capacity not yet taken: negative while an admission is being paid for
+    /// by evictions. Kept instead of the bytes used because `used + size`
+    /// can overflow when both are near `Int.max`, while `free - size` (each
+    /// at most the capacity) cannot.
+    var free: Int
     /// Resident keys: their next use and size.
     var resident: [Int: (nextUse: Int, size: Int)] = [:]
     /// Farthest next use on top; entries whose next use has since changed are
@@ -45,6 +49,7 @@ public final class OptimalPolicy: Policy {
         self.keys = keys
         self.nextUse = nextUse.next
         self.capacity = capacity
+        self.free = capacity
     }
 
     public func access(key: Int, size: Int) -> Bool {
@@ -59,12 +64,12 @@ public final class OptimalPolicy: Policy {
         }
         guard next != NextUseIndex.never, size <= capacity else { return false }
         resident[key] = (next, size)
-        used += size
+        free -= size
         heap.insert(Candidate(nextUse: next, key: key))
-        while used > capacity, let farthest = heap.popMax() {
+        while free < 0, let farthest = heap.popMax() {
             guard let entry = resident[farthest.key], entry.nextUse == farthest.nextUse else { continue }
             resident[farthest.key] = nil
-            used -= entry.size
+            free += entry.size
         }
         return false
     }

@@ -47,13 +47,22 @@ public struct SimulationRun: Sendable {
         self.output = output
     }
 
-    /// `500,1000,2000` → `[500, 1000, 2000]` (positive integers, `_` allowed).
+    /// `500,1000,2000` → `[500, 1000, 2000]` (positive integers up to
+    /// ``Trace/maxSize``, `_` allowed). A capacity near `Int.max` would
+    /// overflow the policies' byte counts, so it is refused here.
     public static func parseSizes(_ list: String) throws -> [Int] {
         try list.split(separator: ",", omittingEmptySubsequences: false).map { part in
             let text = part.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "_", with: "")
+            let digitsOnly = !text.isEmpty && text.allSatisfy { $0.isASCII && $0.isWholeNumber }
             guard let value = Int(text), value >= 1 else {
+                if digitsOnly, Int(text) == nil {  // too many digits for Int
+                    throw UsageError(description: "--sizes: \(text) is over the maximum of \(Trace.maxSize) (2^50)")
+                }
                 throw UsageError(description:
                     "--sizes: \"\(part)\" is not a positive integer (expected a list such as 500,1000,2000)")
+            }
+            guard value <= Trace.maxSize else {
+                throw UsageError(description: "--sizes: \(text) is over the maximum of \(Trace.maxSize) (2^50)")
             }
             return value
         }

@@ -1,6 +1,13 @@
 /// A request sequence to replay: one key per request and, optionally, each
 /// request's object size.
 public struct Trace: Sendable {
+    /// The largest object size, and the largest capacity, `strata sim`
+    /// accepts: 2^50 (1 PiB, or that many objects). Policies add sizes to
+    /// byte counts (the memory level its capacity plus a slack), so values
+    /// near `Int.max` would overflow and trap; 2^50 leaves room for any sum
+    /// of a few of them and is beyond any real cache.
+    public static let maxSize = 1 << 50
+
     /// A short name for reports (a file name without `.gz`/`.trace`, or a workload spec).
     public var name: String
     /// The key of each request, in order.

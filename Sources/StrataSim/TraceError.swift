@@ -11,6 +11,12 @@ public enum TraceError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformed(file: String, line: Int, reason: String)
     /// The file starts like gzip but does not decompress.
     case badGzip(file: String, reason: String)
+    /// The file, or its decompressed text, is longer than `limit` bytes
+    /// (``TraceReader/maxBytes``): a trace is read whole into memory.
+    case tooLarge(file: String, limit: Int)
+    /// The trace has more than `limit` requests (``TraceReader/maxRequests``);
+    /// `line` is that of the first request over it.
+    case tooManyRequests(file: String, line: Int, limit: Int)
 
     public var description: String {
         switch self {
@@ -19,6 +25,8 @@ public enum TraceError: Error, Equatable, Sendable, CustomStringConvertible {
         case .empty(let file): "\(file): no requests (the file is empty or has only blank lines)"
         case .malformed(let file, let line, let reason): "\(file):\(line): malformed line: \(reason)"
         case .badGzip(let file, let reason): "\(file): not a readable gzip file: \(reason)"
+        case .tooLarge(let file, let limit): "\(file): more than \(limit) bytes of trace text (the most a trace may have)"
+        case .tooManyRequests(let file, let line, let limit): "\(file):\(line): more than \(limit) requests (the most a trace may have)"
         }
     }
 }

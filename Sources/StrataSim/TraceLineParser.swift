@@ -11,10 +11,21 @@ struct TraceLineParser {
     /// Text keys numbered in order of first appearance.
     var textKeys: [String: Int] = [:]
     var sawHeaderCandidate = false
+    /// The most requests the trace may have.
+    let maxRequests: Int
 
-    init(file: String, format: TraceFormat) {
+    init(file: String, format: TraceFormat, maxRequests: Int = Workload.limit) {
         self.file = file
         self.format = format
+        self.maxRequests = maxRequests
+    }
+
+    /// Adds a request, unless the trace already has ``maxRequests``.
+    mutating func append(_ key: Int, line: Int) throws {
+        guard keys.count < maxRequests else {
+            throw TraceError.tooManyRequests(file: file, line: line, limit: maxRequests)
+        }
+        keys.append(key)
     }
 
     static let space = UInt8(ascii: " "), tab = UInt8(ascii: "\t"), cr = UInt8(ascii: "\r")
@@ -96,9 +107,10 @@ struct TraceLineParser {
             guard let key = Self.integer(text) else {
                 throw malformed(line, "expected an integer key, found \(Self.quoted(text))")
             }
-            keys.append(key)
+            try append(key, line: line)
         case .keys:
-            keys.append(intern(try textKey(text, line: line)))
+            let key = try textKey(text, line: line)
+            try append(intern(key), line: line)
         case .csv:
             try consumeCSV(text, line: line)
         }
@@ -120,6 +132,9 @@ struct TraceLineParser {
                 }
                 throw malformed(line, "the size must be a positive integer, found \(Self.quoted(fields[1]))")
             }
+            guard parsed <= Trace.maxSize else {
+                throw malformed(line, "the size must be at most \(Trace.maxSize) (2^50), found \(Self.quoted(fields[1]))")
+            }
             size = parsed
         }
         switch sized {
@@ -133,7 +148,8 @@ struct TraceLineParser {
         default:
             break
         }
-        keys.append(intern(try textKey(fields[0], line: line)))
+        let key = try textKey(fields[0], line: line)
+        try append(intern(key), line: line)
         if hasSize { sizes.append(size) }
     }
 

@@ -12,25 +12,42 @@ import Glibc
 ///
 /// Every failure is a ``TraceError`` naming the file (and the line, for a bad
 /// line); no input makes the reader trap.
+///
+/// A trace is held whole in memory (the clairvoyant policy needs its future),
+/// so the file, its decompressed text and its requests have ceilings
+/// (``maxBytes``, ``maxRequests``): a larger trace is a ``TraceError``, not an
+/// exhausted machine.
 public struct TraceReader: Sendable {
+    /// The default ``maxBytes``: 2 GiB, room for 10^8 LIRS requests.
+    public static let defaultMaxBytes = 2 << 30
+
     /// How lines are read.
     public var format: TraceFormat
+    /// The most bytes read from a file, and the most its gzip text may
+    /// decompress to; beyond is ``TraceError/tooLarge(file:limit:)``.
+    public var maxBytes: Int
+    /// The most requests a trace may have (by default ``Workload/limit``, as
+    /// for generated workloads); beyond is ``TraceError/tooManyRequests(file:line:limit:)``.
+    public var maxRequests: Int
 
     /// A reader for `format` (by default, detected from the first request line).
-    public init(format: TraceFormat = .auto) {
+    public init(format: TraceFormat = .auto, maxBytes: Int = defaultMaxBytes, maxRequests: Int = Workload.limit) {
         self.format = format
+        self.maxBytes = maxBytes
+        self.maxRequests = maxRequests
     }
 
     /// Reads the trace at `path`; the error messages name `path` as given.
     public func read(path: String) throws -> Trace {
-        let bytes = try Self.readFile(path)
-        let text = Self.isGzip(bytes) ? try Self.gunzip(path) : bytes
+        let bytes = try Self.readFile(path, limit: maxBytes)
+        let text = Self.isGzip(bytes) ? try Self.gunzip(path, limit: maxBytes) : bytes
         return try parse(text, file: path, name: Self.displayName(path))
     }
 
     /// Parses already decompressed trace text; `file` names the source in errors.
     public func parse(_ bytes: [UInt8], file: String, name: String? = nil) throws -> Trace {
-        var parser = TraceLineParser(file: file, format: format)
+        guard bytes.count <= maxBytes else { throw TraceError.tooLarge(file: file, limit: maxBytes) }
+        var parser = TraceLineParser(file: file, format: format, maxRequests: maxRequests)
         var lineNumber = 0
         var start = 0
         while start < bytes.count {
@@ -56,8 +73,8 @@ public struct TraceReader: Sendable {
         bytes.count >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B
     }
 
-    /// The whole file, or a ``TraceError`` saying why not.
-    static func readFile(_ path: String) throws -> [UInt8] {
+    /// The whole file (at most `limit` bytes), or a ``TraceError`` saying why not.
+    static func readFile(_ path: String, limit: Int) throws -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             let code = errno
@@ -69,21 +86,29 @@ public struct TraceReader: Sendable {
         if fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
             throw TraceError.unreadable(file: path, reason: "it is a directory")
         }
+        return try readAll(fd, limit: limit, file: path) { reason in TraceError.unreadable(file: path, reason: reason) }
+    }
+
+    /// Everything `fd` gives until end of file; ``TraceError/tooLarge(file:limit:)``
+    /// as soon as it passes `limit` (so a file or a decompression that never
+    /// ends costs at most `limit` bytes); `failure` for a read error.
+    static func readAll(_ fd: Int32, limit: Int, file: String, failure: (String) -> TraceError) throws -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw TraceError.unreadable(file: path, reason: String(cString: strerror(errno)))
+                throw failure(String(cString: strerror(errno)))
             }
             if n == 0 { return bytes }
+            guard n <= limit - bytes.count else { throw TraceError.tooLarge(file: file, limit: limit) }
             bytes.append(contentsOf: chunk[0..<n])
         }
     }
 
-    /// Decompresses `path` with `gzip -dc`.
-    static func gunzip(_ path: String) throws -> [UInt8] {
+    /// Decompresses `path` with `gzip -dc`, reading at most `limit` bytes of its output.
+    static func gunzip(_ path: String, limit: Int) throws -> [UInt8] {
         guard let gzip = findExecutable("gzip") else {
             throw TraceError.badGzip(file: path, reason: "gzip is not on PATH (it is needed to decompress)")
         }
@@ -99,7 +124,18 @@ public struct TraceReader: Sendable {
         }
         // gzip writes at most a line or two to stderr, far below a pipe's
         // buffer, so draining stdout first cannot deadlock.
-        let data = (try? output.fileHandleForReading.readToEnd()) ?? Data()
+        let data: [UInt8]
+        do {
+            data = try readAll(output.fileHandleForReading.fileDescriptor, limit: limit, file: path) { reason in
+                TraceError.badGzip(file: path, reason: "cannot read gzip's output: \(reason)")
+            }
+        } catch {
+            // Over the limit (or unreadable): stop gzip rather than read the rest.
+            process.terminate()
+            try? output.fileHandleForReading.close()
+            process.waitUntilExit()
+            throw error
+        }
         let message = (try? errors.fileHandleForReading.readToEnd()) ?? Data()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
@@ -110,7 +146,7 @@ public struct TraceReader: Sendable {
             if reason.hasPrefix("gzip: ") { reason.removeFirst("gzip: ".count) }
             throw TraceError.badGzip(file: path, reason: reason)
         }
-        return [UInt8](data)
+        return data
     }
 
     static func findExecutable(_ name: String) -> String? {

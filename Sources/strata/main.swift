@@ -256,7 +256,7 @@ struct Sim: ParsableCommand {
     @Argument(help: ArgumentHelp("Trace files or workload specs.", valueName: "input"))
     var inputs: [String] = []
 
-    @Option(help: "Cache sizes, comma-separated (objects; bytes for traces with sizes).")
+    @Option(help: "Cache sizes, comma-separated (objects; bytes for traces with sizes), each at most 2^50.")
     var sizes: String = "1000"
 
     @Option(help: "Policies, comma-separated.")
