@@ -41,8 +41,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     public let invalidatesLevelsAbove: Bool
     let defaultTTL: Duration?
     private let decodeFailureCount = Atomic<Int>(0)
-    /// Redis keys last read with a value that did not decode, and its bytes.
-    private let undecodable = Mutex<[[UInt8]: [UInt8]]>([:])
+    /// Redis keys last read with a value that did not decode.
+    private let undecodable = Mutex<Set<[UInt8]>>([])
     let listeners = InvalidationListeners<Key>()
     let invalidationCounts = RedisInvalidationCounts()
     /// The tracking connection; `nil` when `invalidatesLevelsAbove` is false.
@@ -103,8 +103,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     func ownsKey(_ name: [UInt8]) -> Bool { RedisKeyLayout.owns(name, prefix: prefix) }
 
     /// The value of `name` in `reply`. One that does not decode (another
-    /// version's format) reads as a miss, and its bytes are remembered so a
-    /// back-fill may replace exactly them (see ``set(_:forKey:expiresAt:)``).
+    /// version's format) reads as a miss, and the key is remembered: a
+    /// back-fill then leaves it in Redis (see ``set(_:forKey:expiresAt:)``).
     func decode(_ reply: RESPValue, name: [UInt8]) throws -> Value? {
         switch reply {
         case .bulkString(nil): return nil
@@ -113,7 +113,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                 decodeFailureCount.add(1, ordering: .relaxed)
                 undecodable.withLock { seen in
                     if seen.count >= Self.undecodableRemembered { seen.removeAll() }
-                    seen[name] = Array(buffer.readableBytesView)
+                    seen.insert(name)
                 }
                 return nil
             }
@@ -121,18 +121,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         }
     }
 
-    /// Keys whose value was last read undecodable, with those bytes (at most this many).
+    /// Keys whose value was last read undecodable (at most this many).
     static var undecodableRemembered: Int { 256 }
-
-    /// A back-fill that may replace only an absent value or the exact
-    /// undecodable bytes read before (`ARGV[2]`); `ARGV[3]` is the PX
-    /// milliseconds, or empty for none. Returns nil when declined.
-    static var replaceUndecodable: String { """
-        local current = redis.call('GET', KEYS[1])
-        if current ~= false and current ~= ARGV[2] then return false end
-        if ARGV[3] == '' then return redis.call('SET', KEYS[1], ARGV[1]) end
-        return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
-        """ }
 
     /// `value` with the expiry a `PTTL` reply gives, measured from `sentAt`
     /// (before the server read it, so never later than the key's own); `nil`
@@ -217,7 +207,6 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         let encoded = try codec.encoded(value)
         let name = redisKey(key)
         var arguments = [Array("SET".utf8), name, Array(encoded)]
-        var milliseconds: [UInt8] = []
         let now = clock.now()
         if let deadline = expiresAt ?? defaultTTL.map({ now.advanced(by: $0) }) {
             let (left, overflow) = deadline.nanosecondsSince1970.subtractingReportingOverflow(now.nanosecondsSince1970)
@@ -231,8 +220,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             // Beyond a century (or past 64 bits) is "never": Redis refuses
             // expiry times that far out.
             if !overflow && left < Self.longestTTL {
-                milliseconds = Array(String(max(1, left / 1_000_000)).utf8)
-                arguments += [Array("PX".utf8), milliseconds]
+                arguments += [Array("PX".utf8), Array(String(max(1, left / 1_000_000)).utf8)]
             }
         }
         guard CacheContext.isBackfill else {
@@ -241,19 +229,16 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         }
         // A back-fill carries what a level below held when the read began;
         // a key present now was written since (the read missed here), by
-        // another process or client, so it is newer: keep it. Unless what is
-        // there is the value the read found undecodable (another version's
-        // format): that one the back-fill replaces, as a plain set would.
-        let reply: RESPValue
-        if let seen = undecodable.withLock({ $0.removeValue(forKey: name) }) {
-            reply = try await client.send([Array("EVAL".utf8), Array(Self.replaceUndecodable.utf8), Array("1".utf8), name,
-                                           Array(encoded), seen, milliseconds])
-        } else {
-            reply = try await client.send(arguments + [Array("NX".utf8)])
-        }
-        switch reply {
+        // another process or client, so it is newer: keep it.
+        //
+        // A key this level found holding a value it cannot decode (another
+        // version's format, in a rolling deploy) is left alone: the other
+        // version may be reading it, and replacing it would only make the two
+        // versions overwrite each other on every miss. The back-fill still
+        // reaches the levels above (it is not declined).
+        if undecodable.withLock({ $0.remove(name) }) != nil { return }
+        switch try await client.send(arguments + [Array("NX".utf8)]) {
         case .null, .bulkString(nil): throw BackfillDeclined()
-        case .error(let message): throw RedisError.server(message)
         default: return
         }
     }

@@ -99,7 +99,7 @@ final class CountingOrigin: CacheLevel, Sendable {
 
 extension RedisRequestPathRegressionTests {
     /// A value in Redis this version cannot decode (an older format) reads
-    /// as a miss; the back-fill from the origin replaces exactly those bytes
+    /// as a miss; the back-fill from the origin still fills the level above
     /// (a plain `SET NX` was declined, memory was not written either, and
     /// every read went to the origin until the Redis key expired).
     @Test func anUndecodableValueInRedisDoesNotStopTheLevelsFromBeingFilled() async throws {

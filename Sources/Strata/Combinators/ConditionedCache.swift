@@ -46,13 +46,21 @@ public struct ConditionedCache<Inner: CacheLevel>: WrapperLevel {
     }
 
     public func set(_ value: Value, forKey key: Key) async throws {
-        guard try await allows(key) else { return try await inner.remove(key) }
+        guard try await allows(key) else { return try await skipped(key) }
         try await inner.set(value, forKey: key)
     }
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
-        guard try await allows(key) else { return try await inner.remove(key) }
+        guard try await allows(key) else { return try await skipped(key) }
         try await inner.set(value, forKey: key, expiresAt: expiresAt)
+    }
+
+    /// A set the condition turned away drops the level's copy, except a
+    /// back-fill's: sets and removes already keep the level free of older values.
+    @usableFromInline
+    func skipped(_ key: Key) async throws {
+        if CacheContext.isBackfill { return }
+        try await inner.remove(key)
     }
 
     /// Reaches the level whatever the condition says: removing can only make

@@ -55,15 +55,15 @@ where A.Key == B.Key, A.Value == B.Value {
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         switch choose(key) {
-        case .cacheA: try await both(.set, key, { try await cacheA.set(value, forKey: key, expiresAt: expiresAt) }, { try await cacheB.remove(key) })
-        case .cacheB: try await both(.set, key, { try await cacheA.remove(key) }, { try await cacheB.set(value, forKey: key, expiresAt: expiresAt) })
+        case .cacheA: try await setA(key, { try await cacheA.set(value, forKey: key, expiresAt: expiresAt) })
+        case .cacheB: try await setB(key, { try await cacheB.set(value, forKey: key, expiresAt: expiresAt) })
         }
     }
 
     public func set(_ value: Value, forKey key: Key) async throws {
         switch choose(key) {
-        case .cacheA: try await both(.set, key, { try await cacheA.set(value, forKey: key) }, { try await cacheB.remove(key) })
-        case .cacheB: try await both(.set, key, { try await cacheA.remove(key) }, { try await cacheB.set(value, forKey: key) })
+        case .cacheA: try await setA(key, { try await cacheA.set(value, forKey: key) })
+        case .cacheB: try await setB(key, { try await cacheB.set(value, forKey: key) })
         }
     }
 
@@ -71,8 +71,33 @@ where A.Key == B.Key, A.Value == B.Value {
         try await both(.remove, key, { try await cacheA.remove(key) }, { try await cacheB.remove(key) })
     }
 
-    /// Runs a write on each lane concurrently; a lone failure is rethrown as
-    /// it is, two are a ``LevelsFailedError`` naming both lanes.
+    /// A set through lane A, dropping the key from lane B (not for a
+    /// back-fill: writes and removes already keep B free of older values).
+    private func setA(_ key: Key, _ write: @escaping @Sendable () async throws -> Void) async throws {
+        if CacheContext.isBackfill { return try await write() }
+        try await both(.set, key, { try await cleaned(write, lane: cacheA, key) }, { try await cacheB.remove(key) })
+    }
+
+    private func setB(_ key: Key, _ write: @escaping @Sendable () async throws -> Void) async throws {
+        if CacheContext.isBackfill { return try await write() }
+        try await both(.set, key, { try await cacheA.remove(key) }, { try await cleaned(write, lane: cacheB, key) })
+    }
+
+    /// Runs a lane's set; if it fails, removes the lane's entry for the key
+    /// (best effort), so the failure this switch reports has left no older
+    /// value behind, as a composition's does.
+    private func cleaned<Lane: CacheLevel>(
+        _ write: @Sendable () async throws -> Void, lane: Lane, _ key: Key
+    ) async throws where Lane.Key == Key {
+        do { try await write() } catch {
+            if !(error is BackfillDeclined || error is CancellationError) { _ = await attempt { try await lane.remove(key) } }
+            throw error
+        }
+    }
+
+    /// Runs a write on each lane concurrently. A lone failure is rethrown as
+    /// it is, two are a ``LevelsFailedError`` naming both lanes; a declined
+    /// back-fill (``BackfillDeclined``) is rethrown as such either way.
     private func both(
         _ operation: CacheOperation, _ key: Key,
         _ onA: @escaping @Sendable () async throws -> Void, _ onB: @escaping @Sendable () async throws -> Void
@@ -80,13 +105,14 @@ where A.Key == B.Key, A.Value == B.Value {
         async let a = attempt(onA)
         async let b = attempt(onB)
         let (errorA, errorB) = await (a, b)
+        if errorA is BackfillDeclined || errorB is BackfillDeclined { throw BackfillDeclined() }
         var failures: [LevelFailure] = []
         if let errorA { failures += errorA.levelFailures(level: cacheA.name, operation: operation, key: key) }
         if let errorB { failures += errorB.levelFailures(level: cacheB.name, operation: operation, key: key) }
         if failures.isEmpty { return }
         if failures.allSatisfy({ $0.underlying is CancellationError }) { throw CancellationError() }
         if failures.count == 1, let only = errorA ?? errorB { throw only }
-        throw LevelsFailedError(operation: .set, failures: failures)
+        throw LevelsFailedError(operation: operation, failures: failures)
     }
 
     public func clear() async {

@@ -120,8 +120,15 @@ final class WriteOrder: Sendable {
             state.changes &+= 1
             state.changedAt[hash] = state.changes
             state.changeOrder.append((hash, state.changes))
-            while state.changeOrder.count > Self.changesRemembered, let oldest = state.changeOrder.popFirst() {
-                if state.changedAt[oldest.hash] == oldest.change { state.changedAt[oldest.hash] = nil }
+            // A key changed again leaves a stale entry behind in the order:
+            // drop those now and then, so a hot key does not crowd out others.
+            if state.changeOrder.count > 2 * Self.changesRemembered {
+                state.changeOrder = Deque(state.changeOrder.filter { state.changedAt[$0.hash] == $0.change })
+            }
+            // Forget the least recently changed keys beyond the limit.
+            while state.changedAt.count > Self.changesRemembered, let oldest = state.changeOrder.popFirst() {
+                guard state.changedAt[oldest.hash] == oldest.change else { continue }  // superseded: nothing forgotten
+                state.changedAt[oldest.hash] = nil
                 state.forgottenThrough = oldest.change
             }
         }

@@ -29,12 +29,10 @@ private func failingRemoves(_ name: String) -> BasicCache<String, String> {
                remove: { _ in throw TestError("\(name): remove failed") }, clear: {}, onMemoryWarning: {})
 }
 
-@Suite struct Review2Tests {
-    /// 6166537: a switch's set whose chosen lane fails and whose other lane's
-    /// remove fails throws a LevelsFailedError; ComposedCache.write takes that
-    /// for "a nested composition already cleaned up" and does not remove the
-    /// chosen lane's old value, which is then served. Before 6166537 the lone
-    /// set error was rethrown as is and the composition removed the key.
+@Suite struct SwitchConditionAndChangeLogTests {
+    /// A switch's set whose chosen lane fails while the other lane's remove
+    /// fails too: the switch cleans the chosen lane itself, since a
+    /// composition above takes its `LevelsFailedError` for "already cleaned".
     @Test func aSwitchWhoseSetAndOtherLaneRemoveBothFailKeepsNoOlderValue() async throws {
         let a = FakeLevel<String, String>(name: "a", ["k": "old"])
         let origin = FakeLevel<String, String>(name: "origin", ["k": "old"])
@@ -46,10 +44,9 @@ private func failingRemoves(_ name: String) -> BasicCache<String, String> {
         #expect(try await cache.get("k") == "new", "lane a kept the value the failed set replaced")
     }
 
-    /// 6166537 + 76b95ef: a back-fill the switch's shared lane declines, while
-    /// the other lane's remove fails, comes out of the switch as a
-    /// LevelsFailedError, not BackfillDeclined, so backfillWrite lets memory
-    /// take the value the shared store turned down.
+    /// A back-fill the switch's shared lane declines comes out of the switch
+    /// as `BackfillDeclined`, whatever the other lane does, so the level above
+    /// does not take the value the shared store turned down.
     @Test func aDeclineInsideASwitchStillKeepsTheLevelAboveEmpty() async throws {
         let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
         let shared = DecliningStore()
@@ -67,7 +64,7 @@ private func failingRemoves(_ name: String) -> BasicCache<String, String> {
         #expect(try await cache.get("k") == "new")
     }
 
-    /// 6166537: a remove failing on both lanes is reported as a failed set.
+    /// A remove failing on both lanes is reported as a failed remove.
     @Test func aSwitchRemoveFailingOnBothLanesIsReportedAsARemove() async throws {
         let lanes = switchLevels(cacheA: failingRemoves("a"), cacheB: failingRemoves("b")) { _ in .cacheA }
         do {
@@ -78,10 +75,9 @@ private func failingRemoves(_ name: String) -> BasicCache<String, String> {
         }
     }
 
-    /// 6166537 (cost): a miss through a skipped conditioned level back-fills
-    /// it, and the skipped back-fill is now a remove of the inner level (a DEL
-    /// per miss when it is a shared store), though sets and removes already
-    /// keep it free of stale values.
+    /// A back-fill a condition turns away removes nothing (a DEL per miss on
+    /// a shared store): sets and removes already keep the level free of
+    /// older values.
     @Test func aMissThroughASkippedLevelDoesNotRemoveFromIt() async throws {
         let top = FakeLevel<String, Int>(name: "top")
         let cache = top.conditioned { _ in false } + FakeLevel<String, Int>(name: "origin", ["k": 1])
@@ -90,7 +86,7 @@ private func failingRemoves(_ name: String) -> BasicCache<String, String> {
         #expect(top.callCounts.removes == 0, "a back-fill removed from the skipped level")
     }
 
-    /// 6166537 (cost): the same for a switch's other lane.
+    /// The same for a switch's other lane.
     @Test func aBackfillIntoASwitchDoesNotRemoveFromTheOtherLane() async throws {
         let a = FakeLevel<String, Int>(name: "a"), b = FakeLevel<String, Int>(name: "b")
         let cache = switchLevels(cacheA: a, cacheB: b) { _ in .cacheA } + FakeLevel<String, Int>(name: "origin", ["k": 1])
@@ -100,9 +96,9 @@ private func failingRemoves(_ name: String) -> BasicCache<String, String> {
         #expect(b.callCounts.removes == 0, "a back-fill removed from the other lane")
     }
 
-    /// 76b95ef (WriteOrder): "4,096 keys remembered" counts changes, not
-    /// keys: one hot key changed 4,097 times while a read of another key is
-    /// in flight drops that read's back-fill.
+    /// The change log remembers keys, not changes: one hot key changed 4,097
+    /// times while a read of another key is in flight does not drop that
+    /// read's back-fill.
     @Test func aHotKeyChangedOftenDoesNotDropAnotherKeysBackfill() async throws {
         let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
         let shared = FakeLevel<String, String>(name: "shared")

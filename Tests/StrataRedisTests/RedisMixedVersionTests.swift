@@ -5,14 +5,13 @@ import StrataTestSupport
 import Synchronization
 import Testing
 
-@Suite(.serialized) struct Review2RedisTests {
+@Suite(.serialized) struct RedisMixedVersionTests {
     struct Profile: Codable, Equatable, Sendable { var name: String }
 
-    /// 76b95ef: two versions of an application share a prefix during a
-    /// rolling deploy, each unable to decode the other's format. Before,
-    /// version B's back-fill was declined (SET NX) and version A kept hitting;
-    /// now each version's miss replaces the other's value (EVAL
-    /// compare-and-set), so neither hits and every read reaches its origin.
+    /// Two versions of an application share a prefix during a rolling
+    /// deploy, each unable to decode the other's format: the value in Redis
+    /// is left alone (replacing it made the versions overwrite each other on
+    /// every miss), so the first version keeps hitting.
     @Test func twoVersionsSharingAPrefixDoNotOverwriteEachOther() async throws {
         let server = try await RedisServer()
         let levelA = try RedisCacheLevel<String, Profile>(url: server.url, prefix: "mv:")
