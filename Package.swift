@@ -96,6 +96,7 @@ let package = Package(
         ),
         .target(
             name: "StrataTestSupport",
+            dependencies: ["Strata"],
             path: "Tests/StrataTestSupport",
             exclude: ["Fixtures"],
             swiftSettings: strictSettings

@@ -5,18 +5,7 @@ import Testing
 /// A duplicated YAML key, which Yams reports apart from its other errors, is
 /// reported at its line like any other YAML error.
 @Suite struct PipelineDuplicateKeyTests {
-    func error(_ text: String) -> PipelineFileError? {
-        do {
-            _ = try PipelineFile.parse(text, file: "dup.yaml")
-            Issue.record("expected an error")
-            return nil
-        } catch let error as PipelineFileError {
-            return error
-        } catch {
-            Issue.record("unexpected \(error)")
-            return nil
-        }
-    }
+    func error(_ text: String) -> PipelineFileError? { pipelineFileError(text, file: "dup.yaml") }
 
     @Test func aDuplicatedKeyNamesItsLine() {
         let error = error("levels:\n  - kind: memory\n    capacity: 1KiB\n    capacity: 2KiB\n")

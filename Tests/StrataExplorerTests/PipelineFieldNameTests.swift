@@ -5,18 +5,7 @@ import Testing
 /// A text field given a list or a mapping is named by its field (the name
 /// used to be built from the YAML node, `levels[0].sequence(…)`).
 @Suite struct PipelineFieldNameTests {
-    func error(_ text: String) -> PipelineFileError? {
-        do {
-            _ = try PipelineFile.parse(text, file: "field.yaml")
-            Issue.record("expected an error")
-            return nil
-        } catch let error as PipelineFileError {
-            return error
-        } catch {
-            Issue.record("unexpected \(error)")
-            return nil
-        }
-    }
+    func error(_ text: String) -> PipelineFileError? { pipelineFileError(text, file: "field.yaml") }
 
     @Test(arguments: ["name", "path", "base-url", "url", "prefix", "condition"])
     func aListWhereTextBelongsNamesTheField(field: String) {

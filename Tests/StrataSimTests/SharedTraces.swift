@@ -1,5 +1,6 @@
 import Foundation
 import StrataSim
+import StrataTestSupport
 
 /// The four LIRS traces from Caffeine's simulator (multi1, multi2, ps,
 /// sprite), kept in the repository (`Tests/StrataSimTests/Traces`, 220 KB)
@@ -52,4 +53,39 @@ func percentOffThePool(_ kind: PolicyKind, _ trace: Trace, size: Int) async -> D
     await withCheckedContinuation { continuation in
         DispatchQueue.global().async { continuation.resume(returning: percent(kind, trace, size: size)) }
     }
+}
+
+/// `path` compressed with `gzip` into `path.gz`; returns the new path.
+func gzipped(_ path: String) throws -> String {
+    let target = path + ".gz"
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", "gzip -c \"$0\" > \"$1\"", path, target]
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
+    return target
+}
+
+/// What a run of the real `strata sim` binary printed, and how it ended.
+struct SimRun {
+    var status: Int32
+    var exited: Bool
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs the real `strata sim` binary with `arguments`.
+func runStrataSim(_ arguments: [String]) throws -> SimRun {
+    let process = Process()
+    process.executableURL = productsDirectory.appendingPathComponent("strata")
+    process.arguments = ["sim"] + arguments
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return SimRun(status: process.terminationStatus, exited: process.terminationReason == .exit, stdout: stdout, stderr: stderr)
 }

@@ -5,25 +5,7 @@ import Testing
 
 /// The real `strata sim` binary: output, and one-line errors with a non-zero exit.
 @Suite struct SimCommandTests {
-    struct Outcome {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    func strata(_ arguments: [String]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = productsDirectory.appendingPathComponent("strata")
-        process.arguments = ["sim"] + arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, stdout: stdout, stderr: stderr)
-    }
+    func strata(_ arguments: [String]) throws -> SimRun { try runStrataSim(arguments) }
 
     @Test func printsATable() throws {
         let trace = temporaryFile("1\n2\n1\n3\n1\n2\n")

@@ -68,13 +68,7 @@ import Testing
 
     @Test func aGzipFileThatDecompressesOverTheByteLimitIsAnError() throws {
         let plain = temporaryFile(String(repeating: "1\n", count: 1 << 20))
-        let gzipped = plain + ".gz"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "gzip -c \"$0\" > \"$1\"", plain, gzipped]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let gzipped = try gzipped(plain)
         #expect(try FileManager.default.attributesOfItem(atPath: gzipped)[.size] as? Int ?? .max < 10_000)
         #expect(throws: TraceError.tooLarge(file: gzipped, limit: 100_000)) {
             try TraceReader(maxBytes: 100_000).read(path: gzipped)
@@ -92,19 +86,10 @@ import Testing
              "strata: error: \(csv):1: malformed line: the size must be at most 1125899906842624 (2^50), found \"5000000000000000000\"\n"),
         ]
         for (arguments, message) in cases {
-            let process = Process()
-            process.executableURL = productsDirectory.appendingPathComponent("strata")
-            process.arguments = ["sim"] + arguments
-            let out = Pipe(), err = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            try process.run()
-            let stdout = out.fileHandleForReading.readDataToEndOfFile()
-            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus != 0 && process.terminationReason == .exit, "\(arguments)")
-            #expect(stderr == message)
-            #expect(stdout.isEmpty)
+            let run = try runStrataSim(arguments)
+            #expect(run.status != 0 && run.exited, "\(arguments)")
+            #expect(run.stderr == message)
+            #expect(run.stdout.isEmpty)
         }
     }
 }

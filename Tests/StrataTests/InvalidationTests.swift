@@ -1,4 +1,5 @@
 import Strata
+import StrataTestSupport
 import Synchronization
 import Testing
 
@@ -84,11 +85,15 @@ import Testing
 }
 
 extension InvalidationTests {
-    @Test func aPooledReadStartedBeforeAChangeElsewhereIsNotSharedAfterIt() async throws {
+    /// A pool below the memory level (`memory + shared.pooled()`) or at the
+    /// top (`(memory + shared).pooled()`, nothing above it listening): a get
+    /// that starts after a change reported by the shared store must not join
+    /// a read of the old value from before it.
+    @Test(arguments: [false, true])
+    func aPooledReadStartedBeforeAChangeElsewhereIsNotSharedAfterIt(poolOnTop: Bool) async throws {
         let memory = MemoryCacheLevel<String, Int>(capacity: 1 << 20)
         let shared = FakeLevel<String, Int>(name: "shared", ["k": 1])
-        let pooled = shared.pooled()
-        let cache = memory + pooled
+        let cache: any CacheLevel<String, Int> = poolOnTop ? (memory + shared).pooled() : memory + shared.pooled()
         let gate = Gate()
         shared.holdGets(on: gate)
         shared.readBeforeHolding(true)
@@ -156,38 +161,18 @@ extension InvalidationTests {
     @Test func aBackfillIntoASharedLevelIsDroppedWhenTheSharedLevelReportsAChange() async throws {
         let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
         let shared = FakeLevel<String, String>(name: "shared")
-        let origin = BackfillOrderingTests.SnapshotOrigin()
+        let origin = SnapshotOrigin()
         try await origin.set("old", forKey: "k")
         let cache = memory + shared + origin
         let read = Task { try await cache.getIfPresent("k") }
         #expect(await poll { origin.reads.load(ordering: .relaxed) == 1 }, "the read reached the origin")
         try await origin.set("new", forKey: "k")  // the data changes…
         await shared.changeElsewhere("k", to: nil)  // …and another process removes the key from the shared store
-        origin.gate.open()
+        origin.open()
         #expect(try await read.value == "old")  // the answer of a read that began before the change
         await cache.waitForPendingWrites()
         #expect(shared.contents["k"] == nil, "the old value was written back into the shared store after the change")
         #expect(memory.value(forKey: "k") == nil, "the old value was written back into memory after the change")
         #expect(try await cache.getIfPresent("k") == "new")
-    }
-
-    /// `(memory + shared).pooled()`: a get that starts after a change
-    /// reported by the shared store must not join a read from before it,
-    /// with nothing above the pool listening for changes.
-    @Test func aPoolOverACompositionEndsSharingWhenTheSharedLevelReportsAChange() async throws {
-        let memory = MemoryCacheLevel<String, Int>(capacity: 1 << 20)
-        let shared = FakeLevel<String, Int>(name: "shared", ["k": 1])
-        let cache = (memory + shared).pooled()
-        let gate = Gate()
-        shared.holdGets(on: gate)
-        shared.readBeforeHolding(true)
-        async let first = cache.get("k")
-        #expect(await poll { shared.callCounts.gets == 1 }, "the first read reaches the shared level")
-        await shared.changeElsewhere("k", to: 2)
-        async let second = cache.get("k")
-        #expect(await poll { shared.callCounts.gets == 2 }, "the second get started its own read")
-        gate.open()
-        #expect(try await first == 1)
-        #expect(try await second == 2)
     }
 }

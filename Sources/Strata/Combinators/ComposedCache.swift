@@ -233,12 +233,20 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         async let bottom = attempt { try await bottomWrite() }
         let (topError, bottomError) = await (top, bottom)
         if operation == .set {
-            // A nested composition (its error is a LevelsFailedError) has
-            // already cleaned the level that failed inside it.
-            if let topError, !(topError is LevelsFailedError) { _ = await attempt { try await upper.remove(key) } }
-            if let bottomError, !(bottomError is LevelsFailedError) { _ = await attempt { try await lower.remove(key) } }
+            await Self.clean(upper, key, after: topError)
+            await Self.clean(lower, key, after: bottomError)
         }
         try Self.collect(operation, key: key, (upper.name, topError), (lower.name, bottomError))
+    }
+
+    /// After a failed set, removes `level`'s old entry for `key` (best
+    /// effort), so no later get is answered with the value the set replaced.
+    /// A nested composition (its error is a ``LevelsFailedError``) has
+    /// already cleaned the level that failed inside it.
+    private static func clean<Level: CacheLevel>(_ level: Level, _ key: Key, after error: (any Error)?) async
+    where Level.Key == Key {
+        guard let error, !(error is LevelsFailedError) else { return }
+        _ = await attempt { try await level.remove(key) }
     }
 
     /// A back-fill into this composition (from a composition below it):
@@ -259,10 +267,10 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         if bottomError is BackfillDeclined { throw BackfillDeclined() }
         // Any other failure below (a store that is down) still lets `upper`
         // take the value: availability first, as for any write.
-        if let bottomError, !(bottomError is LevelsFailedError) { _ = await attempt { try await lower.remove(key) } }
+        await Self.clean(lower, key, after: bottomError)
         let topError = await attempt({ try await topWrite() })
         if topError is BackfillDeclined { throw BackfillDeclined() }
-        if let topError, !(topError is LevelsFailedError) { _ = await attempt { try await upper.remove(key) } }
+        await Self.clean(upper, key, after: topError)
         try Self.collect(.set, key: key, (upper.name, topError), (lower.name, bottomError))
     }
 
