@@ -43,9 +43,6 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     private let decodeFailureCount = Atomic<Int>(0)
     /// Redis keys last read with a value that did not decode.
     private let undecodable = Mutex<Set<[UInt8]>>([])
-    /// Redis keys that missed, with the server time of their earliest miss
-    /// not yet back-filled (microseconds since 1970).
-    private let misses = Mutex<[[UInt8]: Int64]>([:])
     let listeners = InvalidationListeners<Key>()
     let invalidationCounts = RedisInvalidationCounts()
     /// The tracking connection; `nil` when `invalidatesLevelsAbove` is false.
@@ -152,35 +149,12 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         subscriber?.noteActivity()
         let name = redisKey(key)
         let sentAt = clock.now()
-        let replies = try await client.send(transaction: [[Array("GET".utf8), name], [Array("PTTL".utf8), name],
-                                                          [Array("TIME".utf8)]])
+        let replies = try await client.send(transaction: [[Array("GET".utf8), name], [Array("PTTL".utf8), name]])
         for reply in replies {
             if case .error(let message) = reply { throw RedisError.server(message) }
         }
-        guard let value = try decode(replies[0], name: name) else {
-            noteMiss(name, at: replies[2])
-            return nil
-        }
+        guard let value = try decode(replies[0], name: name) else { return nil }
         return try Self.entry(value, pttl: replies[1], sentAt: sentAt)
-    }
-
-    /// A miss of `name` at the server time `time` (a `TIME` reply): a
-    /// back-fill of it is declined only by a remove or clear made after it.
-    /// The earliest miss not yet back-filled is kept, at most 4,096 keys.
-    func noteMiss(_ name: [UInt8], at time: RESPValue) {
-        guard let microseconds = Self.microseconds(time) else { return }
-        misses.withLock { misses in
-            if misses.count >= 4096 { misses.removeAll() }
-            misses[name] = min(misses[name] ?? .max, microseconds)
-        }
-    }
-
-    /// Microseconds since 1970 from a `TIME` reply.
-    static func microseconds(_ time: RESPValue) -> Int64? {
-        guard case .array(let parts?) = time, parts.count == 2,
-              let seconds = parts[0].bytes.flatMap({ Int64(String(decoding: $0, as: UTF8.self)) }),
-              let micros = parts[1].bytes.flatMap({ Int64(String(decoding: $0, as: UTF8.self)) }) else { return nil }
-        return seconds * 1_000_000 + micros
     }
 
     /// One `MGET` per 512 keys, with the keys' `PTTL`s in the same
@@ -216,14 +190,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         let misses = [CacheEntry<Value>?](repeating: nil, count: names.count)
         let sentAt = clock.now()
         let pttl = Array("PTTL".utf8)
-        guard let replies = try? await client.send(transaction: [[Array("MGET".utf8)] + names] + names.map { [pttl, $0] }
-                                                       + [[Array("TIME".utf8)]]),
-              case .array(let values?) = replies[0], values.count == names.count, let time = replies.last else { return misses }
+        guard let replies = try? await client.send(transaction: [[Array("MGET".utf8)] + names] + names.map { [pttl, $0] }),
+              case .array(let values?) = replies[0], values.count == names.count else { return misses }
         return zip(names, zip(values, replies.dropFirst())).map { name, replies in
-            guard let value = (try? decode(replies.0, name: name)) ?? nil else {
-                noteMiss(name, at: time)
-                return nil
-            }
+            guard let value = (try? decode(replies.0, name: name)) ?? nil else { return nil }
             return (try? Self.entry(value, pttl: replies.1, sentAt: sentAt)) ?? nil
         }
     }
@@ -237,7 +207,6 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         let encoded = try codec.encoded(value)
         let name = redisKey(key)
         var arguments = [Array("SET".utf8), name, Array(encoded)]
-        var milliseconds: [UInt8] = []
         let now = clock.now()
         if let deadline = expiresAt ?? defaultTTL.map({ now.advanced(by: $0) }) {
             let (left, overflow) = deadline.nanosecondsSince1970.subtractingReportingOverflow(now.nanosecondsSince1970)
@@ -251,8 +220,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             // Beyond a century (or past 64 bits) is "never": Redis refuses
             // expiry times that far out.
             if !overflow && left < Self.longestTTL {
-                milliseconds = Array(String(max(1, left / 1_000_000)).utf8)
-                arguments += [Array("PX".utf8), milliseconds]
+                arguments += [Array("PX".utf8), Array(String(max(1, left / 1_000_000)).utf8)]
             }
         }
         guard CacheContext.isBackfill else {
@@ -268,73 +236,19 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         // version may be reading it, and replacing it would only make the two
         // versions overwrite each other on every miss. The back-fill still
         // reaches the levels above (it is not declined).
-        //
-        // A key removed since, or a level cleared since, by this level in any
-        // process, leaves a tombstone (see ``remove(_:)``): the back-fill may
-        // carry what the remove was meant to end (the classic cache-aside
-        // race: a read of the old data, the data changes and the key is
-        // removed, the read's answer is written back), so it is declined too.
         if undecodable.withLock({ $0.remove(name) }) != nil { return }
-        let missedAt = misses.withLock { $0.removeValue(forKey: name) } ?? -1  // unknown: any tombstone declines
-        let reply = try await client.send([Array("EVAL".utf8), Array(Self.backfillScript.utf8), Array("3".utf8),
-                                           name, tombstone(of: name), tombstoneOfAll, Array(encoded), milliseconds,
-                                           Array(String(missedAt).utf8)])
-        switch reply {
+        switch try await client.send(arguments + [Array("NX".utf8)]) {
         case .null, .bulkString(nil): throw BackfillDeclined()
         default: return
         }
     }
 
-    /// A back-fill: `SET NX` (with `PX ARGV[2]` unless empty), declined (nil)
-    /// when the key's tombstone or the level's records a remove or clear at
-    /// or after the read's miss (`ARGV[3]`, server microseconds; -1: unknown,
-    /// any tombstone declines).
-    static var backfillScript: String {
-        """
-        local since = tonumber(ARGV[3])
-        for i = 2, 3 do
-          local at = redis.call('GET', KEYS[i])
-          if at and (since < 0 or tonumber(at) >= since) then return false end
-        end
-        if ARGV[2] == '' then return redis.call('SET', KEYS[1], ARGV[1], 'NX') end
-        return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
-        """
-    }
-
-    /// Sets the tombstone `KEYS[1]` to the server's time in microseconds
-    /// (as text: Lua numbers would lose digits), for `ARGV[1]` milliseconds,
-    /// after deleting `KEYS[2]` if given.
-    static var tombstoneScript: String {
-        """
-        if KEYS[2] then redis.call('DEL', KEYS[2]) end
-        local t = redis.call('TIME')
-        redis.call('SET', KEYS[1], t[1] .. string.rep('0', 6 - #t[2]) .. t[2], 'PX', ARGV[1])
-        return 1
-        """
-    }
-
-    /// How long a remove's or a clear's tombstone stays: twice the oldest
-    /// read a composition still back-fills (``CacheContext/backfillAgeLimit``).
-    static var tombstoneMilliseconds: Int64 { 2 * CacheContext.backfillAgeLimit.nanoseconds / 1_000_000 }
-
-    /// The tombstone of the Redis key `name`: outside every level's prefix, so
-    /// it is neither tracked nor cleared as one of the level's keys.
-    func tombstone(of name: [UInt8]) -> [UInt8] { Array("strata-tombstone:".utf8) + name }
-
-    /// The tombstone a clear of this level leaves.
-    var tombstoneOfAll: [UInt8] { Array("strata-tombstone-all:".utf8) + prefix }
-
     /// Longer TTLs are stored without expiry (nanoseconds; 100 years).
     static var longestTTL: Int64 { 100 * 365 * 86_400 * 1_000_000_000 }
 
-    /// `DEL`, and a tombstone for the key holding the server's time (one
-    /// script), which stops back-fills of reads that missed before it (see
-    /// ``set(_:forKey:expiresAt:)``).
     public func remove(_ key: Key) async throws {
         subscriber?.noteActivity()
-        let name = redisKey(key)
-        _ = try await client.send([Array("EVAL".utf8), Array(Self.tombstoneScript.utf8), Array("2".utf8),
-                                   tombstone(of: name), name, Array(String(Self.tombstoneMilliseconds).utf8)])
+        _ = try await client.send([Array("DEL".utf8), redisKey(key)])
     }
 
     /// Deletes every key of this level (and nothing else: not the keys of a
@@ -345,9 +259,6 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     @discardableResult
     public func clearPrefix() async throws -> Int {
         subscriber?.noteActivity()
-        // First: back-fills of reads that began before the clear are declined.
-        _ = try await client.send([Array("EVAL".utf8), Array(Self.tombstoneScript.utf8), Array("1".utf8),
-                                   tombstoneOfAll, Array(String(Self.tombstoneMilliseconds).utf8)])
         var cursor = "0"
         var removed = 0
         let pattern = RedisKeyLayout.globEscaped(prefix) + [UInt8(ascii: "*")]

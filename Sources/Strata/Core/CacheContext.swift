@@ -9,11 +9,6 @@ public enum CacheContext {
     /// The flag behind ``isBackfill``; set only by ``BackfillTracker``.
     @usableFromInline @TaskLocal static var backfill = false
 
-    /// The oldest read a composition still back-fills: one that began
-    /// longer ago is dropped. Shared stores keep what stops back-fills (a
-    /// remove's tombstone in Redis) at least twice as long.
-    public static var backfillAgeLimit: Duration { .seconds(300) }
-
     /// The trace of the current request, when a caller asked for one
     /// (see ``RequestTrace``).
     @TaskLocal public static var trace: RequestTrace?
