@@ -167,9 +167,11 @@ import Testing
         let cache = upper + BasicFetcher<String, Int> { $0.count }
         _ = try await cache.get("a")  // back-fill of a: held
         let waiter = Task { await cache.waitForPendingWrites() }
-        #expect(await poll { upper.gates["a"]!.waiting == 1 })
+        // Long timeouts: the back-fills are tasks, and the module's stress
+        // tests beside this one can keep the pool busy for seconds.
+        #expect(await poll(timeout: .seconds(60)) { upper.gates["a"]!.waiting == 1 })
         _ = try await cache.get("b")  // started after the call: held until the end
-        #expect(await poll { upper.gates["b"]!.waiting == 1 })
+        #expect(await poll(timeout: .seconds(60)) { upper.gates["b"]!.waiting == 1 })
         upper.gates["a"]!.open()
         await waiter.value  // returns although b's back-fill is still pending
         #expect(upper.stored.withLock { $0["a"] } == 1)
