@@ -207,6 +207,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         let encoded = try codec.encoded(value)
         let name = redisKey(key)
         var arguments = [Array("SET".utf8), name, Array(encoded)]
+        var milliseconds: [UInt8] = []
         let now = clock.now()
         if let deadline = expiresAt ?? defaultTTL.map({ now.advanced(by: $0) }) {
             let (left, overflow) = deadline.nanosecondsSince1970.subtractingReportingOverflow(now.nanosecondsSince1970)
@@ -220,7 +221,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             // Beyond a century (or past 64 bits) is "never": Redis refuses
             // expiry times that far out.
             if !overflow && left < Self.longestTTL {
-                arguments += [Array("PX".utf8), Array(String(max(1, left / 1_000_000)).utf8)]
+                milliseconds = Array(String(max(1, left / 1_000_000)).utf8)
+                arguments += [Array("PX".utf8), milliseconds]
             }
         }
         guard CacheContext.isBackfill else {
@@ -236,19 +238,96 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         // version may be reading it, and replacing it would only make the two
         // versions overwrite each other on every miss. The back-fill still
         // reaches the levels above (it is not declined).
+        //
+        // A remove or clear through this level, in any process, leaves a
+        // tombstone holding the server's time (see ``remove(_:)``). A
+        // back-fill whose read began before it may carry what the remove was
+        // meant to end (the cache-aside race: a read of the old data, the data
+        // changes and the key is removed, the read's answer is written back),
+        // so it is declined. The read's age is measured here, on this
+        // machine's monotonic clock, and compared on the server with its own
+        // time, so no two clocks are compared; ``backfillMargin`` is added
+        // for the time the script may take to reach the server and run.
         if undecodable.withLock({ $0.remove(name) }) != nil { return }
-        switch try await client.send(arguments + [Array("NX".utf8)]) {
+        var age: Int64 = -1  // unknown: any tombstone declines
+        if let readAge = CacheContext.backfillReadAge {
+            guard readAge < CacheContext.backfillAgeLimit else { throw BackfillDeclined() }
+            age = (readAge + Self.backfillMargin).nanoseconds / 1_000
+        }
+        let reply = try await client.send([Array("EVAL".utf8), Array(Self.backfillScript.utf8), Array("3".utf8),
+                                           name, tombstone(of: name), tombstoneOfAll,
+                                           Array(encoded), milliseconds, Array(String(age).utf8)])
+        switch reply {
         case .null, .bulkString(nil): throw BackfillDeclined()
         default: return
         }
     }
 
+    /// A back-fill: declined (nil) when the key's tombstone or the level's
+    /// holds a server time at or after the read began (`ARGV[3]`
+    /// microseconds ago; -1: unknown, any tombstone declines) or is not a
+    /// time; otherwise `SET NX`, with `PX ARGV[2]` unless it is empty.
+    static var backfillScript: String {
+        """
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+        local age = tonumber(ARGV[3])
+        for i = 2, 3 do
+          local at = redis.call('GET', KEYS[i])
+          if at then
+            local when = tonumber(at)
+            if age < 0 or when == nil or when >= now - age then return false end
+          end
+        end
+        if ARGV[2] == '' then return redis.call('SET', KEYS[1], ARGV[1], 'NX') end
+        return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+        """
+    }
+
+    /// Sets the tombstone `KEYS[1]` to the server's time in microseconds (as
+    /// text: Lua numbers would print fewer digits) for `ARGV[1]`
+    /// milliseconds, after deleting `KEYS[2]` if given.
+    static var tombstoneScript: String {
+        """
+        if KEYS[2] then redis.call('DEL', KEYS[2]) end
+        local t = redis.call('TIME')
+        redis.call('SET', KEYS[1], t[1] .. string.rep('0', 6 - #t[2]) .. t[2], 'PX', ARGV[1])
+        return 1
+        """
+    }
+
+    /// Added to a back-fill's read age for the time between measuring it and
+    /// the server running the script: a tombstone less than this older than
+    /// the read also declines it. A server that holds a back-fill longer
+    /// than this before running it (stalled) can let one through.
+    static var backfillMargin: Duration { .milliseconds(250) }
+
+    /// How long a tombstone stays: twice the oldest read a composition
+    /// still back-fills (``CacheContext/backfillAgeLimit``), plus a minute.
+    static var tombstoneMilliseconds: Int64 { (CacheContext.backfillAgeLimit * 2 + .seconds(60)).nanoseconds / 1_000_000 }
+
+    /// The tombstone of the Redis key `name`: outside the level's prefix, so
+    /// it is neither tracked nor cleared as one of the level's keys.
+    func tombstone(of name: [UInt8]) -> [UInt8] { Array("strata-tombstone:".utf8) + name }
+
+    /// The tombstone a clear of this level leaves.
+    var tombstoneOfAll: [UInt8] { Array("strata-tombstone-all:".utf8) + prefix }
+
     /// Longer TTLs are stored without expiry (nanoseconds; 100 years).
     static var longestTTL: Int64 { 100 * 365 * 86_400 * 1_000_000_000 }
 
+    /// `DEL`, and a tombstone for the key holding the server's time (one
+    /// script), which declines back-fills of reads that began before it (see
+    /// ``set(_:forKey:expiresAt:)``). Where scripts are refused, a plain `DEL`.
     public func remove(_ key: Key) async throws {
         subscriber?.noteActivity()
-        _ = try await client.send([Array("DEL".utf8), redisKey(key)])
+        let name = redisKey(key)
+        do {
+            _ = try await client.send([Array("EVAL".utf8), Array(Self.tombstoneScript.utf8), Array("2".utf8),
+                                       tombstone(of: name), name, Array(String(Self.tombstoneMilliseconds).utf8)])
+        } catch RedisError.server {
+            _ = try await client.send([Array("DEL".utf8), name])
+        }
     }
 
     /// Deletes every key of this level (and nothing else: not the keys of a
@@ -259,6 +338,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     @discardableResult
     public func clearPrefix() async throws -> Int {
         subscriber?.noteActivity()
+        // First the tombstone: back-fills of reads that began before the
+        // clear are declined (best effort: scripts may be refused).
+        _ = try? await client.send([Array("EVAL".utf8), Array(Self.tombstoneScript.utf8), Array("1".utf8),
+                                    tombstoneOfAll, Array(String(Self.tombstoneMilliseconds).utf8)])
         var cursor = "0"
         var removed = 0
         let pattern = RedisKeyLayout.globEscaped(prefix) + [UInt8(ascii: "*")]

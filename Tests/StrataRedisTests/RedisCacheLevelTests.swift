@@ -1,6 +1,6 @@
 import Foundation
 import Strata
-import StrataRedis
+@testable import StrataRedis
 import StrataTestSupport
 import Testing
 
@@ -90,7 +90,9 @@ import Testing
         #expect(try await odd.getIfPresent("k1") == nil)
         #expect(try await other.get("k1") == "keep")
         guard case .integer(let size) = try await odd.client.send("DBSIZE") else { return }
-        #expect(size == 2)
+        // The other level's key, the unrelated one, and the clear's tombstone (outside every prefix).
+        #expect(size == 3)
+        #expect(try await odd.client.send([Array("EXISTS".utf8), odd.tombstoneOfAll]) == .integer(1))
         await odd.shutdown(); await other.shutdown(); await server.kill()
     }
 

@@ -390,3 +390,59 @@ extension RedisInvalidationTests {
         await redis.shutdown(); await server.kill()
     }
 }
+
+/// The cache-aside race across processes: this process reads the origin,
+/// the data changes and another process removes the key (or clears the
+/// level), then this process's back-fill would write the old answer into
+/// Redis for every process. A remove or clear leaves a tombstone with the
+/// server's time; a back-fill of a read that missed before it is declined.
+/// Invalidations are off: the tombstone alone is what is tested.
+extension RedisInvalidationTests {
+    func raceSetup(_ server: RedisServer, prefix: String) throws
+        -> (cache: ComposedCache<ComposedCache<MemoryCacheLevel<String, String>, RedisCacheLevel<String, String>>, SnapshotOrigin>,
+            memory: MemoryCacheLevel<String, String>, redis: RedisCacheLevel<String, String>,
+            other: RedisCacheLevel<String, String>, origin: SnapshotOrigin) {
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: prefix, invalidatesLevelsAbove: false)
+        let other = try RedisCacheLevel<String, String>(url: server.url, prefix: prefix, invalidatesLevelsAbove: false)
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let origin = SnapshotOrigin()
+        return (memory + redis + origin, memory, redis, other, origin)
+    }
+
+    @Test(arguments: [false, true])
+    func aBackfillOfAReadFromBeforeARemoveOrClearElsewhereIsDeclined(clear: Bool) async throws {
+        let server = try await RedisServer()
+        let (cache, memory, redis, other, origin) = try raceSetup(server, prefix: clear ? "race-c:" : "race-r:")
+        try await origin.set("old", forKey: "k")
+        let read = Task { try await cache.getIfPresent("k") }
+        #expect(await poll { origin.reads.load(ordering: .relaxed) == 1 }, "the read missed Redis and reached the origin")
+        try await origin.set("new", forKey: "k")  // the data changes…
+        if clear { await other.clear() } else { try await other.remove("k") }  // …and another process invalidates it
+        origin.open()
+        #expect(try await read.value == "old")
+        await cache.waitForPendingWrites()
+        #expect(try await other.getIfPresent("k") == nil, "the old answer was written into Redis")
+        #expect(memory.value(forKey: "k") == nil, "the old answer was written into memory")
+        // A read that begins after the remove (past the margin: time itself is
+        // what is tested) back-fills as usual.
+        try await Task.sleep(for: RedisCacheLevel<String, String>.backfillMargin + .milliseconds(100))
+        #expect(try await cache.getIfPresent("k") == "new")
+        await cache.waitForPendingWrites()
+        #expect(try await other.getIfPresent("k") == "new", "a read after the remove was not back-filled")
+        await redis.shutdown(); await other.shutdown(); await server.kill()
+    }
+
+    @Test func aRemoveBeforeTheReadDoesNotStopItsBackfill() async throws {
+        let server = try await RedisServer()
+        let (cache, memory, redis, other, origin) = try raceSetup(server, prefix: "race-b:")
+        try await other.remove("k")
+        try await Task.sleep(for: RedisCacheLevel<String, String>.backfillMargin + .milliseconds(100))
+        origin.open()
+        try await origin.set("v", forKey: "k")
+        #expect(try await cache.getIfPresent("k") == "v")
+        await cache.waitForPendingWrites()
+        #expect(try await other.getIfPresent("k") == "v")
+        #expect(memory.value(forKey: "k") == "v")
+        await redis.shutdown(); await other.shutdown(); await server.kill()
+    }
+}

@@ -79,6 +79,8 @@ final class WriteOrder: Sendable {
         let hash: Int
         /// Changes reported from elsewhere when the read began.
         let changes: UInt64
+        /// When the read began: one older than ``CacheContext/backfillAgeLimit`` is not back-filled.
+        let startedAt: ContinuousClock.Instant
     }
 
     /// Changed keys remembered by hash (see the notes above).
@@ -103,11 +105,13 @@ final class WriteOrder: Sendable {
     func beginRead(_ key: some Sendable) -> Ticket? {
         let hash = Self.hash(of: key)
         let stripe = Self.stripe(ofHash: hash)
+        let now = ContinuousClock.now
         return state.withLock { state in
             let s = state.stripes[stripe]
             // A write in progress: this read may see either value, so it must not back-fill.
             guard !s.writing && !state.clearing else { return nil }
-            return Ticket(stripe: stripe, started: s.started, epoch: state.epoch, hash: hash, changes: state.changes)
+            return Ticket(stripe: stripe, started: s.started, epoch: state.epoch, hash: hash, changes: state.changes,
+                          startedAt: now)
         }
     }
 
@@ -150,6 +154,8 @@ final class WriteOrder: Sendable {
     /// still valid; returns whether it ran.
     @usableFromInline
     func land(_ ticket: Ticket, _ write: () async throws -> Void) async throws -> Bool {
+        // Too old: what stops it in a shared store (a tombstone) may be gone.
+        guard ContinuousClock.now - ticket.startedAt < CacheContext.backfillAgeLimit else { return false }
         let admitted = await whenReady { state -> Bool? in
             let s = state.stripes[ticket.stripe]
             guard s.started == ticket.started && state.epoch == ticket.epoch,
@@ -160,7 +166,7 @@ final class WriteOrder: Sendable {
         }
         guard admitted else { return false }
         defer { release(ticket.stripe) }
-        try await write()
+        try await CacheContext.$backfillReadStart.withValue(ticket.startedAt) { try await write() }
         return true
     }
 

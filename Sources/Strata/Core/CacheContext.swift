@@ -9,6 +9,19 @@ public enum CacheContext {
     /// The flag behind ``isBackfill``; set only by ``BackfillTracker``.
     @usableFromInline @TaskLocal static var backfill = false
 
+    /// In a back-fill: how long ago the read whose answer it carries began
+    /// (`nil` elsewhere, or when unknown). A shared store compares it with
+    /// the removes it has seen (see `RedisCacheLevel`).
+    public static var backfillReadAge: Duration? { backfillReadStart.map { ContinuousClock.now - $0 } }
+
+    /// When the back-fill's read began; set only by compositions.
+    @usableFromInline @TaskLocal static var backfillReadStart: ContinuousClock.Instant?
+
+    /// The oldest read a composition still back-fills: one that began
+    /// longer ago is dropped. Shared stores keep what stops back-fills (a
+    /// remove's tombstone in Redis) at least twice as long.
+    public static var backfillAgeLimit: Duration { .seconds(300) }
+
     /// The trace of the current request, when a caller asked for one
     /// (see ``RequestTrace``).
     @TaskLocal public static var trace: RequestTrace?
