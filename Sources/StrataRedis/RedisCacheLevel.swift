@@ -247,20 +247,39 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         // so it is declined. The read's age is measured here, on this
         // machine's monotonic clock, and compared on the server with its own
         // time, so no two clocks are compared; ``backfillMargin`` is added
-        // for the time the script may take to reach the server and run.
+        // for the time the script may take to reach the server and run. The
+        // age is taken once a connection is in hand (a reconnect can take a
+        // second); and if the reply still comes later than the margin allows,
+        // the back-fill is undone (its own value deleted, never another's).
         if undecodable.withLock({ $0.remove(name) }) != nil { return }
+        let connection = try await client.connection()
         var age: Int64 = -1  // unknown: any tombstone declines
+        let sent = ContinuousClock.now
         if let readAge = CacheContext.backfillReadAge {
             guard readAge < CacheContext.backfillAgeLimit else { throw BackfillDeclined() }
             age = (readAge + Self.backfillMargin).nanoseconds / 1_000
         }
-        let reply = try await client.send([Array("EVAL".utf8), Array(Self.backfillScript.utf8), Array("3".utf8),
-                                           name, tombstone(of: name), tombstoneOfAll,
-                                           Array(encoded), milliseconds, Array(String(age).utf8)])
+        let reply = try await connection.send([Array("EVAL".utf8), Array(Self.backfillScript.utf8), Array("3".utf8),
+                                               name, tombstone(of: name), tombstoneOfAll,
+                                               Array(encoded), milliseconds, Array(String(age).utf8)])
         switch reply {
         case .null, .bulkString(nil): throw BackfillDeclined()
-        default: return
+        case .error(let message): throw RedisError.server(message)
+        default: break
         }
+        if ContinuousClock.now - sent >= Self.backfillMargin {
+            _ = try? await client.send([Array("EVAL".utf8), Array(Self.undoScript.utf8), Array("1".utf8), name, Array(encoded)])
+            throw BackfillDeclined()
+        }
+    }
+
+    /// Deletes `KEYS[1]` if it still holds `ARGV[1]` (a back-fill that took
+    /// too long to be judged, taken back).
+    static var undoScript: String {
+        """
+        if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+        return 0
+        """
     }
 
     /// A back-fill: declined (nil) when the key's tombstone or the level's

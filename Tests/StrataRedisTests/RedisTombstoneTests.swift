@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Strata
 @testable import StrataRedis
 import StrataTestSupport
@@ -82,5 +85,27 @@ extension RedisInvalidationTests {
         _ = try? await redis.remove("k")
         #expect(try await redis.getIfPresent("k") == nil, "remove left the value in Redis")
         await redis.shutdown(); await server.kill()
+    }
+
+    /// A back-fill that reaches the server later than the margin allows (a
+    /// stalled server here; a reconnect in production) cannot be judged
+    /// against the removes it raced, so it is taken back.
+    @Test func aBackfillTheServerRunsTooLateIsTakenBack() async throws {
+        let server = try await RedisServer()
+        let (cache, memory, redis, other, origin) = try raceSetup(server, prefix: "late:")
+        try await origin.set("old", forKey: "k")
+        let read = Task { try await cache.getIfPresent("k") }
+        #expect(await poll { origin.reads.load(ordering: .relaxed) == 1 })
+        kill(server.process.processIdentifier, SIGSTOP)
+        origin.open()
+        #expect(try await read.value == "old")
+        // Time itself is what is tested: the server runs the back-fill after the margin.
+        try await Task.sleep(for: RedisCacheLevel<String, String>.backfillMargin + .milliseconds(200))
+        kill(server.process.processIdentifier, SIGCONT)
+        await cache.waitForPendingWrites()
+        #expect(try await other.getIfPresent("k") == nil, "a back-fill judged too late stayed in Redis")
+        #expect(memory.value(forKey: "k") == nil)
+        #expect(cache.backfillsSkipped == 1)
+        await redis.shutdown(); await other.shutdown(); await server.kill()
     }
 }
