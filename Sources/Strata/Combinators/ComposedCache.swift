@@ -193,21 +193,12 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     }
 
     public func set(_ value: Value, forKey key: Key) async throws {
-        if CacheContext.isBackfill {
-            return try await backfillWrite(key, top: { [upper] in try await upper.set(value, forKey: key) },
-                                           bottom: { [lower] in try await lower.set(value, forKey: key) })
-        }
         try await write(.set, key,
                         top: { [upper] in try await upper.set(value, forKey: key) },
                         bottom: { [lower] in try await lower.set(value, forKey: key) })
     }
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
-        if CacheContext.isBackfill {
-            return try await backfillWrite(
-                key, top: { [upper] in try await upper.set(value, forKey: key, expiresAt: expiresAt) },
-                bottom: { [lower] in try await lower.set(value, forKey: key, expiresAt: expiresAt) })
-        }
         try await write(.set, key,
                         top: { [upper] in try await upper.set(value, forKey: key, expiresAt: expiresAt) },
                         bottom: { [lower] in try await lower.set(value, forKey: key, expiresAt: expiresAt) })
@@ -219,8 +210,15 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
                         bottom: { [lower] in try await lower.remove(key) })
     }
 
-    /// Runs a write on both levels concurrently, ordered against back-fills;
-    /// a level whose set failed has its old entry removed.
+    /// Runs a write on both levels, ordered against back-fills; a level
+    /// whose set failed has its old entry removed.
+    ///
+    /// Concurrently, except a back-fill into this composition (from a
+    /// composition below it): `lower` first, then `upper` unless `lower`
+    /// declined it. A shared store in `lower` declines a value older than
+    /// the one it holds (``BackfillDeclined``), and `upper` must not keep
+    /// what the store turned down; a `lower` that fails otherwise (down)
+    /// does not keep `upper` from taking it.
     private func write(
         _ operation: CacheOperation, _ key: Key,
         top topWrite: @escaping @Sendable () async throws -> Void,
@@ -229,9 +227,17 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         let stripe = await order.beginWrite(key)
         defer { order.endWrite(stripe) }
         let upper = self.upper, lower = self.lower
-        async let top = attempt { try await topWrite() }
-        async let bottom = attempt { try await bottomWrite() }
-        let (topError, bottomError) = await (top, bottom)
+        let topError: (any Error)?, bottomError: (any Error)?
+        if operation == .set && CacheContext.isBackfill {
+            bottomError = await attempt { try await bottomWrite() }
+            if bottomError is BackfillDeclined { throw BackfillDeclined() }
+            topError = await attempt { try await topWrite() }
+            if topError is BackfillDeclined { throw BackfillDeclined() }
+        } else {
+            async let top = attempt { try await topWrite() }
+            async let bottom = attempt { try await bottomWrite() }
+            (topError, bottomError) = await (top, bottom)
+        }
         if operation == .set {
             await Self.clean(upper, key, after: topError)
             await Self.clean(lower, key, after: bottomError)
@@ -247,31 +253,6 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     where Level.Key == Key {
         guard let error, !(error is LevelsFailedError) else { return }
         _ = await attempt { try await level.remove(key) }
-    }
-
-    /// A back-fill into this composition (from a composition below it):
-    /// `lower` first, then `upper` unless `lower` declined it. A shared store
-    /// in `lower` declines a value older than the one it holds
-    /// (``BackfillDeclined``), and `upper` must not keep what the store
-    /// turned down; a `lower` that fails otherwise (down) does not keep
-    /// `upper` from taking it. Ordered against writes like any write.
-    private func backfillWrite(
-        _ key: Key,
-        top topWrite: @escaping @Sendable () async throws -> Void,
-        bottom bottomWrite: @escaping @Sendable () async throws -> Void
-    ) async throws {
-        let stripe = await order.beginWrite(key)
-        defer { order.endWrite(stripe) }
-        let upper = self.upper, lower = self.lower
-        let bottomError = await attempt({ try await bottomWrite() })
-        if bottomError is BackfillDeclined { throw BackfillDeclined() }
-        // Any other failure below (a store that is down) still lets `upper`
-        // take the value: availability first, as for any write.
-        await Self.clean(lower, key, after: bottomError)
-        let topError = await attempt({ try await topWrite() })
-        if topError is BackfillDeclined { throw BackfillDeclined() }
-        await Self.clean(upper, key, after: topError)
-        try Self.collect(.set, key: key, (upper.name, topError), (lower.name, bottomError))
     }
 
     public func clear() async {
