@@ -393,6 +393,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         return count > 0
     }
 
+    /// Where to run the tasks that read through this level for the fewest
+    /// thread switches: its connections' event loops (see ``EventLoopTaskExecutor``).
+    public var taskExecutor: EventLoopTaskExecutor { client.taskExecutor }
+
     /// PING.
     public func ping() async throws {
         guard case .simpleString("PONG") = try await client.send("PING") else { throw RedisError.protocolError("no PONG") }

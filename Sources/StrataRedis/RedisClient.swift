@@ -24,6 +24,8 @@ public final class RedisClient: Sendable {
 
     public let configuration: RedisConfiguration
     let group: any EventLoopGroup
+    /// Runs tasks on the event loops of this client's connections (see ``EventLoopTaskExecutor``).
+    public let taskExecutor: EventLoopTaskExecutor
     let connector: Connector
     private let state: Mutex<State>
 
@@ -39,6 +41,7 @@ public final class RedisClient: Sendable {
     init(configuration: RedisConfiguration, group: any EventLoopGroup, connector: @escaping Connector) {
         self.configuration = configuration
         self.group = group
+        self.taskExecutor = EventLoopTaskExecutor(group: group)
         self.connector = connector
         self.state = Mutex(State(slots: Array(repeating: RedisConnectionSlot(), count: configuration.connections)))
     }

@@ -37,55 +37,64 @@ struct RedisScenario {
         let ops = max(10_000, options.opsPerRun / 40)
 
         // Latency: one request at a time.
-        let latency = LatencyHistogram()
-        let start = ContinuousClock.now
-        for i in 0..<ops {
-            let t0 = ContinuousClock.now
-            try await level.set(value, forKey: "k\(i % 1000)")
-            latency.record(ContinuousClock.now - t0)
+        let setRun = await Self.measure(ops: ops) { latency in
+            for i in 0..<ops {
+                let t0 = ContinuousClock.now
+                try? await level.set(value, forKey: "k\(i % 1000)")
+                latency.record(ContinuousClock.now - t0)
+            }
         }
-        let setSeconds = Double((ContinuousClock.now - start).nanoseconds) / 1e9
-        let setLatency = latency.snapshot()
-        latency.reset()
-        let getStart = ContinuousClock.now
-        for i in 0..<ops {
-            let t0 = ContinuousClock.now
-            _ = try await level.getIfPresent("k\(i % 1000)")
-            latency.record(ContinuousClock.now - t0)
+        let sequentialGets: @Sendable (LatencyHistogram) async -> Void = { latency in
+            for i in 0..<ops {
+                let t0 = ContinuousClock.now
+                _ = try? await level.getIfPresent("k\(i % 1000)")
+                latency.record(ContinuousClock.now - t0)
+            }
         }
-        let getSeconds = Double((ContinuousClock.now - getStart).nanoseconds) / 1e9
-        let getLatency = latency.snapshot()
-        let mainActorSeconds = await Self.sequentialGetsOnTheMainActor(level, ops: ops)
+        let getRun = await Self.measure(ops: ops, sequentialGets)
+        let getOnLoopRun = await Self.measure(ops: ops, on: level.taskExecutor, sequentialGets)
+        let mainActorRun = await Self.measure(ops: ops) { _ in await Self.sequentialGetsOnTheMainActor(level, ops: ops) }
 
         // Throughput: 16 requests in flight on the one connection (pipelined).
-        let pipelinedStart = ContinuousClock.now
-        await withTaskGroup(of: Void.self) { group in
-            for worker in 0..<16 {
-                group.addTask {
-                    for i in 0..<(ops / 16) { _ = try? await level.getIfPresent("k\((i * 16 + worker) % 1000)") }
+        let inFlight = ops / 16 * 16
+        let pipelinedGets: @Sendable (LatencyHistogram) async -> Void = { _ in
+            await withTaskGroup(of: Void.self) { group in
+                for worker in 0..<16 {
+                    group.addTask {
+                        for i in 0..<(ops / 16) { _ = try? await level.getIfPresent("k\((i * 16 + worker) % 1000)") }
+                    }
                 }
             }
         }
-        let pipelinedSeconds = Double((ContinuousClock.now - pipelinedStart).nanoseconds) / 1e9
+        let pipelinedRun = await Self.measure(ops: inFlight, pipelinedGets)
+        let pipelinedOnLoopRun = await Self.measure(ops: inFlight, on: level.taskExecutor, pipelinedGets)
 
         let sequential = redisBenchmark(port: port, requests: ops, pipeline: 1)
         let pipelined = redisBenchmark(port: port, requests: ops * 2, pipeline: 16)
-        func row(_ name: String, _ opsPerSecond: Double, baseline: Double?, note: String) -> Row {
-            Row(scenario: name, threads: 1, nsPerOp: 1e9 / opsPerSecond, opsPerSecond: opsPerSecond,
-                minOpsPerSecond: opsPerSecond, maxOpsPerSecond: opsPerSecond,
-                baseline: baseline == nil ? nil : "redis-benchmark", ratioToBaseline: baseline.map { $0 / opsPerSecond }, note: note)
+        func row(_ name: String, _ run: Run, baseline: Double?, note: String = "") -> Row {
+            var notes = ["CPU \(String(format: "%.1f", run.cpuMicrosecondsPerOp))µs/op"]
+            if let p50 = run.latency.percentile(0.5), let p99 = run.latency.percentile(0.99) { notes.append("p50 \(fmt(p50)) p99 \(fmt(p99))") }
+            if !note.isEmpty { notes.append(note) }
+            return Row(scenario: name, threads: 1, nsPerOp: 1e9 / run.opsPerSecond, opsPerSecond: run.opsPerSecond,
+                       minOpsPerSecond: run.opsPerSecond, maxOpsPerSecond: run.opsPerSecond,
+                       baseline: baseline == nil ? nil : "redis-benchmark",
+                       ratioToBaseline: baseline.map { $0 / run.opsPerSecond }, note: notes.joined(separator: "  "))
         }
-        if let get = sequential["GET"] { report.add(row("baseline redis-benchmark GET -c 1", get, baseline: nil, note: "")) }
-        report.add(row("RedisCacheLevel get, 1 conn, sequential", Double(ops) / getSeconds, baseline: sequential["GET"],
-                       note: "p50 \(fmt(getLatency.percentile(0.5))) p99 \(fmt(getLatency.percentile(0.99)))"))
-        report.add(row("same, from the main actor", Double(ops) / mainActorSeconds, baseline: sequential["GET"],
-                       note: "one more hop per reply"))
-        if let set = sequential["SET"] { report.add(row("baseline redis-benchmark SET -c 1", set, baseline: nil, note: "")) }
-        report.add(row("RedisCacheLevel set, 1 conn, sequential", Double(ops) / setSeconds, baseline: sequential["SET"],
-                       note: "p50 \(fmt(setLatency.percentile(0.5))) p99 \(fmt(setLatency.percentile(0.99)))"))
-        if let get = pipelined["GET"] { report.add(row("baseline redis-benchmark GET -c 1 -P 16", get, baseline: nil, note: "")) }
-        report.add(row("RedisCacheLevel get, 1 conn, 16 in flight", Double(ops / 16 * 16) / pipelinedSeconds,
-                       baseline: pipelined["GET"], note: "pipelined"))
+        func baselineRow(_ name: String, _ opsPerSecond: Double) -> Row {
+            Row(scenario: name, threads: 1, nsPerOp: 1e9 / opsPerSecond, opsPerSecond: opsPerSecond,
+                minOpsPerSecond: opsPerSecond, maxOpsPerSecond: opsPerSecond, baseline: nil, ratioToBaseline: nil, note: "")
+        }
+        if let get = sequential["GET"] { report.add(baselineRow("baseline redis-benchmark GET -c 1", get)) }
+        report.add(row("RedisCacheLevel get, 1 conn, sequential", getRun, baseline: sequential["GET"], note: "target ≤ 2.0x"))
+        report.add(row("same, on level.taskExecutor", getOnLoopRun, baseline: sequential["GET"], note: "no thread switch"))
+        report.add(row("same, from the main actor", mainActorRun, baseline: sequential["GET"], note: "one more hop per reply"))
+        if let set = sequential["SET"] { report.add(baselineRow("baseline redis-benchmark SET -c 1", set)) }
+        report.add(row("RedisCacheLevel set, 1 conn, sequential", setRun, baseline: sequential["SET"]))
+        if let get = pipelined["GET"] { report.add(baselineRow("baseline redis-benchmark GET -c 1 -P 16", get)) }
+        report.add(row("RedisCacheLevel get, 1 conn, 16 in flight", pipelinedRun, baseline: pipelined["GET"],
+                       note: "target ≤ 2.0x (≥ 50%)"))
+        report.add(row("same, on level.taskExecutor", pipelinedOnLoopRun, baseline: pipelined["GET"],
+                       note: "target ≤ 2.0x (≥ 50%)"))
         let delay = try await invalidationDelay(url: "redis://127.0.0.1:\(port)")
         report.add(Row(scenario: "near-cache invalidation delay, 2 clients", threads: 1, nsPerOp: Double(delay.p50),
                        opsPerSecond: 1e9 / Double(max(1, delay.p50)), minOpsPerSecond: 0, maxOpsPerSecond: 0,
@@ -94,12 +103,42 @@ struct RedisScenario {
         await level.shutdown()
     }
 
-    /// `ops` sequential gets from the main actor; returns the seconds taken.
+    /// `ops` sequential gets from the main actor.
     @MainActor
-    static func sequentialGetsOnTheMainActor(_ level: RedisCacheLevel<String, Data>, ops: Int) async -> Double {
-        let start = ContinuousClock.now
+    static func sequentialGetsOnTheMainActor(_ level: RedisCacheLevel<String, Data>, ops: Int) async {
         for i in 0..<ops { _ = try? await level.getIfPresent("k\(i % 1000)") }
-        return Double((ContinuousClock.now - start).nanoseconds) / 1e9
+    }
+
+    /// One measured loop: its throughput, the process's CPU time per
+    /// operation (every thread's, user and system), and the latencies it recorded.
+    struct Run {
+        let opsPerSecond: Double
+        let cpuMicrosecondsPerOp: Double
+        let latency: LatencySnapshot
+    }
+
+    /// Runs `body` (which does `ops` operations), on `executor` if given.
+    static func measure(ops: Int, on executor: (any TaskExecutor)? = nil,
+                        _ body: @escaping @Sendable (LatencyHistogram) async -> Void) async -> Run {
+        let latency = LatencyHistogram()
+        let cpu = processCPUSeconds()
+        let start = ContinuousClock.now
+        if let executor {
+            await withTaskExecutorPreference(executor) { await body(latency) }
+        } else {
+            await body(latency)
+        }
+        let seconds = Double((ContinuousClock.now - start).nanoseconds) / 1e9
+        return Run(opsPerSecond: Double(ops) / seconds,
+                   cpuMicrosecondsPerOp: (processCPUSeconds() - cpu) / Double(ops) * 1e6, latency: latency.snapshot())
+    }
+
+    /// User and system CPU time of the whole process so far.
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+        return user + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
     }
 
     /// How long after one `RedisCacheLevel` sets a key another one (its own
