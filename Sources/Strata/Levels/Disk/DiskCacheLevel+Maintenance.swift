@@ -66,8 +66,9 @@ extension DiskCacheLevel {
     func deleteEntryFile(_ id: EntryID, expecting expected: EntryFingerprint) -> FileIO.UnlinkOutcome {
         let file = file(id)
         if let hook = beforeDeletingFile { hook(file) }
+        let step = duringCheckedDelete.map { hook in { (step: CheckedDeleteStep) in hook(file, step) } }
         return entryLocks.withLock(id) {
-            let outcome = FileIO.unlinkIfUnchanged(file, expected: expected, directory: path)
+            let outcome = FileIO.unlinkIfUnchanged(file, expected: expected, directory: path, step: step)
             state.withLock { state in
                 switch outcome {
                 case .deleted, .gone:

@@ -85,6 +85,7 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
     let entryLocks = EntryLocks()
     let directoryRecovery = Mutex(())
     let deletionHook = Mutex<(@Sendable (String) -> Void)?>(nil)
+    let checkedDeleteHook = Mutex<(@Sendable (String, CheckedDeleteStep) -> Void)?>(nil)
     let changes = DiskChangeFeed<Key>()
     let logger: Logger
 
@@ -164,6 +165,13 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
     package var beforeDeletingFile: (@Sendable (String) -> Void)? {
         get { deletionHook.withLock { $0 } }
         set { deletionHook.withLock { $0 = newValue } }
+    }
+
+    /// Called at each step of a checked delete of an entry file (tests act
+    /// there as another process would).
+    package var duringCheckedDelete: (@Sendable (String, CheckedDeleteStep) -> Void)? {
+        get { checkedDeleteHook.withLock { $0 } }
+        set { checkedDeleteHook.withLock { $0 = newValue } }
     }
 
     deinit { flushAccessTimes() }

@@ -5,6 +5,15 @@ import Glibc
 import Darwin
 #endif
 
+/// Where a checked delete (``FileIO/unlinkIfUnchanged(_:expected:directory:step:)``)
+/// has got to; tests act at these points as another process would.
+package enum CheckedDeleteStep: Sendable {
+    /// The file was found holding the expected version.
+    case checked
+    /// The file was moved to a private name, not yet checked again there.
+    case movedAside
+}
+
 /// Thin POSIX file helpers that report errno instead of Foundation errors.
 enum FileIO {
     enum ReadResult {
@@ -139,15 +148,20 @@ enum FileIO {
     /// file is checked, renamed to a private temporary name, and checked
     /// again there: if another process renamed a new version in between, that
     /// version is put back (unless a still newer one is already in place).
-    static func unlinkIfUnchanged(_ path: String, expected: EntryFingerprint, directory: String) -> UnlinkOutcome {
+    static func unlinkIfUnchanged(
+        _ path: String, expected: EntryFingerprint, directory: String,
+        step: ((CheckedDeleteStep) -> Void)? = nil
+    ) -> UnlinkOutcome {
         switch FileIO.readPrefix(path, count: DiskEntryHeader.size) {
         case .vanished: return .gone
         case .unreadable: return .failed
         case .bytes(let prefix, let size):
             guard EntryFingerprint(prefix: prefix, size: size) == expected else { return .replaced }
         }
+        step?(.checked)
         let trash = directory + "/" + temporaryName()
         if rename(path, trash) != 0 { return errno == ENOENT ? .gone : .failed }
+        step?(.movedAside)
         if EntryFingerprint.ofFile(trash) == expected {
             unlink(trash)
             return .deleted
