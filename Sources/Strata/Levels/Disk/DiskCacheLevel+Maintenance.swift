@@ -11,13 +11,15 @@ extension DiskCacheLevel {
     public func clear() async {
         let path = self.path, changes = self.changes
         await offload {
-            FileIO.withDirectoryLock(path) {
+            // The delete lock: no other process's checked delete puts back
+            // a version after this clear has passed its file.
+            FileIO.withDirectoryLock(path) { FileIO.withDeleteLock(path, exclusive: false) {
                 for name in FileIO.listDirectory(path) {
                     guard let id = EntryID(fileName: name) else { continue }
                     changes.noteOwnDelete(id)
                     if unlink(path + "/" + name) != 0 { changes.ownDeleteFailed(id) }
                 }
-            }
+            } }
         }
         state.withLock { $0.reset() }
     }

@@ -85,9 +85,12 @@ extension DiskCacheLevel {
     public func remove(_ key: Key) async throws {
         let id = EntryID(keyBytes: keyBytes(key))
         let file = file(id)
+        let directory = path
         let failure: Int32? = entryLocks.withLock(id) {
             changes.noteOwnDelete(id)
-            if unlink(file) != 0 {
+            // Not while another process's checked delete has moved a version
+            // aside: it may put that version back (see ``FileIO/unlinkIfUnchanged(_:expected:directory:step:)``).
+            if FileIO.withDeleteLock(directory, exclusive: false, { unlink(file) }) != 0 {
                 let code = errno
                 changes.ownDeleteFailed(id)
                 if code != ENOENT { return code }

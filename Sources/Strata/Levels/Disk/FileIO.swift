@@ -148,6 +148,10 @@ enum FileIO {
     /// file is checked, renamed to a private temporary name, and checked
     /// again there: if another process renamed a new version in between, that
     /// version is put back (unless a still newer one is already in place).
+    /// From the rename to the put-back it holds the directory's delete lock
+    /// exclusively (``withDeleteLock(_:exclusive:_:)``): a remove or clear by
+    /// another process waits, so the version put back is never one that
+    /// process has removed meanwhile.
     static func unlinkIfUnchanged(
         _ path: String, expected: EntryFingerprint, directory: String,
         step: ((CheckedDeleteStep) -> Void)? = nil
@@ -159,6 +163,14 @@ enum FileIO {
             guard EntryFingerprint(prefix: prefix, size: size) == expected else { return .replaced }
         }
         step?(.checked)
+        return withDeleteLock(directory, exclusive: true) {
+            moveAsideAndUnlink(path, expected: expected, directory: directory, step: step)
+        }
+    }
+
+    private static func moveAsideAndUnlink(
+        _ path: String, expected: EntryFingerprint, directory: String, step: ((CheckedDeleteStep) -> Void)?
+    ) -> UnlinkOutcome {
         let trash = directory + "/" + temporaryName()
         if rename(path, trash) != 0 { return errno == ENOENT ? .gone : .failed }
         step?(.movedAside)
@@ -249,14 +261,23 @@ enum FileIO {
         try withLock(open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600), body)
     }
 
+    /// The lock on `<directory>/.delete-lock` between a checked delete
+    /// (`exclusive`), which may put another process's version back, and the
+    /// plain deletes of removes and clears (shared: they do not wait for one
+    /// another), which must not have that version put back after them.
+    static func withDeleteLock<T>(_ directory: String, exclusive: Bool, _ body: () throws -> T) rethrows -> T {
+        try withLock(open(directory + "/.delete-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600),
+                     operation: exclusive ? LOCK_EX : LOCK_SH, body)
+    }
+
     /// An exclusive advisory lock on the directory itself (no lock file).
     static func withLockOnDirectory<T>(_ directory: String, _ body: () throws -> T) rethrows -> T {
         try withLock(open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC), body)
     }
 
-    private static func withLock<T>(_ fd: Int32, _ body: () throws -> T) rethrows -> T {
+    private static func withLock<T>(_ fd: Int32, operation: Int32 = LOCK_EX, _ body: () throws -> T) rethrows -> T {
         if fd >= 0 {
-            while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+            while flock(fd, operation) != 0 && errno == EINTR {}
         }
         defer {
             if fd >= 0 {
