@@ -1,0 +1,61 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Strata
+@testable import StrataRedis
+import StrataTestSupport
+import Testing
+
+/// A value written into Redis with a deadline must not outlive it, however
+/// long the write waited for a connection.
+@Suite(.serialized) struct RedisBackfillDeadlineTests {
+    /// `redis + lower`: the lower entry expires in a second; the back-fill
+    /// into Redis waits for a connect (its pool slot's `SELECT` stalls: the
+    /// server is stopped) until that deadline has passed. It must not store
+    /// the value for the time it had left before the wait.
+    @Test func aBackfillThatWaitedForAConnectionPastItsDeadlineStoresNothing() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url + "/1", prefix: "deadline:", connections: 2,
+                                                        invalidatesLevelsAbove: false)
+        let lower = GatedLevel()
+        let cache = redis + lower
+        let deadline = SystemClock().now().advanced(by: .seconds(1))
+        try await lower.store.set("v", forKey: "k", expiresAt: deadline)
+        // Redis misses on slot 0 (connected for it); the lower read is held.
+        let read = Task { try await cache.getIfPresent("k") }
+        #expect(await poll { lower.reads.value == 1 })
+        kill(server.process.processIdentifier, SIGSTOP)
+        lower.gate.open()
+        #expect(try await read.value == "v")
+        // The back-fill waits for slot 1's connect, which cannot finish.
+        #expect(await poll { redis.client.connectWaiters(slot: 1) == 1 })
+        #expect(SystemClock().now() < deadline, "too slow to test: the back-fill began after the deadline")
+        #expect(await poll { SystemClock().now() > deadline.advanced(by: .milliseconds(50)) })
+        kill(server.process.processIdentifier, SIGCONT)
+        await cache.waitForPendingWrites()
+        let other = try RedisCacheLevel<String, String>(url: server.url + "/1", prefix: "deadline:",
+                                                        invalidatesLevelsAbove: false)
+        #expect(try await other.client.send("PTTL", "deadline:k") == .integer(-2),
+                "the back-fill stored the value past its deadline")
+        await redis.shutdown(); await other.shutdown(); await server.kill()
+    }
+}
+
+/// A level over a memory level whose reads wait for `gate`.
+private struct GatedLevel: CacheLevel {
+    let store = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+    let gate = Gate()
+    let reads = Counter()
+
+    func getIfPresent(_ key: String) async throws -> String? { try await entry(forKey: key)?.value }
+    func entry(forKey key: String) async throws -> CacheEntry<String>? {
+        reads.increment()
+        await gate.wait()
+        return try await store.entry(forKey: key)
+    }
+    func set(_ value: String, forKey key: String) async throws { try await store.set(value, forKey: key) }
+    func remove(_ key: String) async throws { try await store.remove(key) }
+    func clear() async { await store.clear() }
+    func onMemoryWarning() async {}
+}
