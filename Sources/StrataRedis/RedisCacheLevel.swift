@@ -208,25 +208,30 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         let name = redisKey(key)
         var arguments = [Array("SET".utf8), name, Array(encoded)]
         var milliseconds: [UInt8] = []
-        let now = clock.now()
-        if let deadline = expiresAt ?? defaultTTL.map({ now.advanced(by: $0) }) {
-            let (left, overflow) = deadline.nanosecondsSince1970.subtractingReportingOverflow(now.nanosecondsSince1970)
-            if overflow ? deadline < now : left <= 0 {
+        let deadline = expiresAt ?? defaultTTL.map { clock.now().advanced(by: $0) }
+        // A back-fill already past its deadline writes nothing (no need to connect).
+        if CacheContext.isBackfill, let deadline, Self.timeLeft(until: deadline, from: clock.now()) == nil { return }
+        // The time left is measured once a connection is in hand: Redis counts
+        // `PX` from when it runs the command, and a connect (or a wait for
+        // one) can take seconds, which the value must not get on top.
+        let connection = try await client.connection()
+        if let deadline {
+            guard let left = Self.timeLeft(until: deadline, from: clock.now()) else {
                 // Already past: the value must not be readable even for the
                 // millisecond `PX 1` would keep it. A back-fill writes nothing.
                 if CacheContext.isBackfill { return }
-                _ = try await client.send([Array("DEL".utf8), redisKey(key)])
+                _ = try RedisClient.checked(await connection.send([Array("DEL".utf8), name]))
                 return
             }
             // Beyond a century (or past 64 bits) is "never": Redis refuses
             // expiry times that far out.
-            if !overflow && left < Self.longestTTL {
+            if left < Self.longestTTL {
                 milliseconds = Array(String(max(1, left / 1_000_000)).utf8)
                 arguments += [Array("PX".utf8), milliseconds]
             }
         }
         guard CacheContext.isBackfill else {
-            _ = try await client.send(arguments)
+            _ = try RedisClient.checked(await connection.send(arguments))
             return
         }
         // A back-fill carries what a level below held when the read began;
@@ -252,7 +257,6 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         // second); and if the reply still comes later than the margin allows,
         // the back-fill is undone (its own value deleted, never another's).
         if undecodable.withLock({ $0.remove(name) }) != nil { return }
-        let connection = try await client.connection()
         var age: Int64 = -1  // unknown: any tombstone declines
         let sent = ContinuousClock.now
         if let readAge = CacheContext.backfillReadAge {
@@ -271,6 +275,14 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             _ = try? await client.send([Array("EVAL".utf8), Array(Self.undoScript.utf8), Array("1".utf8), name, Array(encoded)])
             throw BackfillDeclined()
         }
+    }
+
+    /// Nanoseconds from `now` to `deadline` (`.max` past 64 bits), or `nil`
+    /// when the deadline is not after `now`.
+    static func timeLeft(until deadline: CacheInstant, from now: CacheInstant) -> Int64? {
+        let (left, overflow) = deadline.nanosecondsSince1970.subtractingReportingOverflow(now.nanosecondsSince1970)
+        if overflow { return deadline < now ? nil : .max }
+        return left > 0 ? left : nil
     }
 
     /// Deletes `KEYS[1]` if it still holds `ARGV[1]` (a back-fill that took

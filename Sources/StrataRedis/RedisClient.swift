@@ -121,7 +121,11 @@ public final class RedisClient: Sendable {
 
     /// Sends a command; a server error reply throws ``RedisError/server(_:)``.
     public func send(_ arguments: [[UInt8]]) async throws -> RESPValue {
-        let reply = try await connection().send(arguments)
+        try Self.checked(await connection().send(arguments))
+    }
+
+    /// `reply`, unless it is a server error: that throws ``RedisError/server(_:)``.
+    static func checked(_ reply: RESPValue) throws -> RESPValue {
         switch reply {
         case .error(let message): throw RedisError.server(message)
         case .blobError(let message): throw RedisError.server(String(buffer: message))
