@@ -5,7 +5,7 @@ import Foundation
 /// ```
 /// 0   magic "STRATA\u{1}\n"        8 bytes
 /// 8   format version (1)           UInt16 LE
-/// 10  reserved                     UInt16
+/// 10  expiry check                 UInt16 LE (0 in files of earlier versions)
 /// 12  key length                   UInt32 LE
 /// 16  value length                 UInt64 LE
 /// 24  expires at (ns since 1970)   Int64 LE, 0 = never
@@ -14,8 +14,12 @@ import Foundation
 /// 48  checksum of key and value    UInt64 LE
 /// 56  key bytes, then value bytes
 /// ```
-/// A file whose magic, version, lengths (against the file size), key or
-/// checksum do not match is corrupt, truncated or foreign: it reads as a miss.
+/// A file whose magic, version, lengths (against the file size), key,
+/// checksum or expiry check do not match is corrupt, truncated or foreign: it
+/// reads as a miss. The expiry check (a hash of the expiry field, never 0)
+/// keeps a damaged expiry from making an entry live longer; files written
+/// before it have 0 there and are read as before, and readers of those
+/// versions ignore it.
 struct DiskEntryHeader: Equatable {
     static let magic: [UInt8] = Array("STRATA\u{1}\n".utf8)
     static let size = 56
@@ -31,6 +35,14 @@ struct DiskEntryHeader: Equatable {
 
     var fileSize: Int { Self.size + keyLength + valueLength }
 
+    /// The expiry check of `expiresAt`: a 16-bit hash, never 0.
+    static func expiryCheck(_ expiresAt: Int64) -> UInt16 {
+        let check = withUnsafeBytes(of: expiresAt.littleEndian) {
+            UInt16(truncatingIfNeeded: StableHash.hash($0, seed: 0xC0FF_EE02))
+        }
+        return check == 0 ? 1 : check
+    }
+
     static func checksum(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> UInt64 {
         StableHash.hash(key, seed: 0xC0FF_EE00) &* 31 ^ StableHash.hash(value, seed: 0xC0FF_EE01)
     }
@@ -42,7 +54,7 @@ struct DiskEntryHeader: Equatable {
         out.reserveCapacity(size + key.count + value.count)
         out += magic
         append(&out, version)
-        append(&out, UInt16(0))
+        append(&out, expiryCheck(expiresAt))
         append(&out, UInt32(key.count))
         append(&out, UInt64(value.count))
         append(&out, expiresAt)
@@ -69,9 +81,11 @@ struct DiskEntryHeader: Equatable {
         let keyLength = Int(read(12, UInt32.self))
         let valueLength = read(16, UInt64.self)
         guard valueLength < UInt64(Int.max / 2) else { return nil }
+        let expiresAt = read(24, Int64.self), check = read(10, UInt16.self)
+        guard check == 0 || check == expiryCheck(expiresAt) else { return nil }
         return DiskEntryHeader(
             keyLength: keyLength, valueLength: Int(valueLength),
-            expiresAt: read(24, Int64.self), lastAccess: read(32, Int64.self),
+            expiresAt: expiresAt, lastAccess: read(32, Int64.self),
             createdAt: read(40, Int64.self), checksum: read(48, UInt64.self)
         )
     }
