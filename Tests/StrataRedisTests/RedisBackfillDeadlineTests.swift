@@ -10,17 +10,18 @@ import Testing
 /// A value written into Redis with a deadline must not outlive it, however
 /// long the write waited for a connection.
 @Suite(.serialized) struct RedisBackfillDeadlineTests {
-    /// `redis + lower`: the lower entry expires in a second; the back-fill
+    /// `redis + lower`: the lower entry expires in two seconds (time for a
+    /// loaded machine to get the read going); the back-fill
     /// into Redis waits for a connect (its pool slot's `SELECT` stalls: the
     /// server is stopped) until that deadline has passed. It must not store
     /// the value for the time it had left before the wait.
     @Test func aBackfillThatWaitedForAConnectionPastItsDeadlineStoresNothing() async throws {
         let server = try await RedisServer()
         let redis = try RedisCacheLevel<String, String>(url: server.url + "/1", prefix: "deadline:", connections: 2,
-                                                        invalidatesLevelsAbove: false)
+                                                        commandTimeout: .seconds(20), invalidatesLevelsAbove: false)
         let lower = GatedLevel()
         let cache = redis + lower
-        let deadline = SystemClock().now().advanced(by: .seconds(1))
+        let deadline = SystemClock().now().advanced(by: .seconds(2))
         try await lower.store.set("v", forKey: "k", expiresAt: deadline)
         // Redis misses on slot 0 (connected for it); the lower read is held.
         let read = Task { try await cache.getIfPresent("k") }
@@ -31,7 +32,7 @@ import Testing
         // The back-fill waits for slot 1's connect, which cannot finish.
         #expect(await poll { redis.client.connectWaiters(slot: 1) == 1 })
         #expect(SystemClock().now() < deadline, "too slow to test: the back-fill began after the deadline")
-        #expect(await poll { SystemClock().now() > deadline.advanced(by: .milliseconds(50)) })
+        #expect(await poll(timeout: .seconds(10)) { SystemClock().now() > deadline.advanced(by: .milliseconds(50)) })
         kill(server.process.processIdentifier, SIGCONT)
         await cache.waitForPendingWrites()
         let other = try RedisCacheLevel<String, String>(url: server.url + "/1", prefix: "deadline:",
