@@ -208,7 +208,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         let name = redisKey(key)
         var arguments = [Array("SET".utf8), name, Array(encoded)]
         var milliseconds: [UInt8] = []
-        let deadline = expiresAt ?? defaultTTL.map { clock.now().advanced(by: $0) }
+        let deadline = StoredDeadline.resolve(given: expiresAt) { defaultTTL.map { clock.now().advanced(by: $0) } }
         // A back-fill already past its deadline writes nothing (no need to connect).
         if CacheContext.isBackfill, let deadline, Self.timeLeft(until: deadline, from: clock.now()) == nil { return }
         // The time left is measured once a connection is in hand: Redis counts

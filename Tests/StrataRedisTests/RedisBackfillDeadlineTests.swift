@@ -60,3 +60,23 @@ private struct GatedLevel: CacheLevel {
     func clear() async { await store.clear() }
     func onMemoryWarning() async {}
 }
+
+/// A Redis level's own TTL caps a back-fill's deadline (``StoredDeadline``).
+@Suite struct RedisBackfillTTLCapTests {
+    @Test func aBackfillIntoRedisLivesAtMostTheLevelsOwnTTL() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "cap:", defaultTTL: .seconds(10),
+                                                        invalidatesLevelsAbove: false)
+        let lower = MemoryCacheLevel<String, String>(capacity: 1000)
+        try await lower.set("v", forKey: "k", ttl: .seconds(300))
+        let cache = redis + lower
+        #expect(try await cache.get("k") == "v")
+        await cache.waitForPendingWrites()
+        guard case .integer(let pttl) = try await redis.client.send("PTTL", "cap:k") else {
+            Issue.record("no PTTL")
+            return
+        }
+        #expect(pttl > 0 && pttl <= 10_000, "PTTL \(pttl) ms: the lower entry's 5 minutes, not the level's 10 s")
+        await redis.shutdown(); await server.kill()
+    }
+}

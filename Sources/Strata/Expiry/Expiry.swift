@@ -104,9 +104,11 @@ public struct ExpiringCache<Inner: CacheLevel>: WrapperLevel {
     public func set(_ value: Value, forKey key: Key) async throws {
         try await inner.set(value, forKey: key, expiresAt: try expiry.deadline(from: clock.now()))
     }
+    /// A set's own deadline is kept; a back-fill's is capped at this level's
+    /// expiry (``StoredDeadline``).
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
-        guard let expiresAt else { return try await set(value, forKey: key) }
-        try await inner.set(value, forKey: key, expiresAt: expiresAt)
+        let deadline = try StoredDeadline.resolve(given: expiresAt) { try expiry.deadline(from: clock.now()) }
+        try await inner.set(value, forKey: key, expiresAt: deadline)
     }
     public func remove(_ key: Key) async throws { try await inner.remove(key) }
 }

@@ -172,7 +172,7 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
             try? await remove(key)  // a failed set leaves no older value to serve
             throw error
         }
-        let deadline = expiresAt ?? defaultTTL.map { clock.now().advanced(by: $0) }
+        let deadline = StoredDeadline.resolve(given: expiresAt) { defaultTTL.map { clock.now().advanced(by: $0) } }
         // A deadline at or before 1970 is already past (never "no expiry").
         try mutate { $0[Self.storageKey(key)] = Entry(value: encoded, expiresAt: deadline.map { max($0.nanosecondsSince1970, 1) }) }
     }

@@ -225,7 +225,8 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             removeStored(key)
             throw MemoryCacheError.valueTooLarge(cost: cost, capacity: capacity)
         }
-        let deadline = expiresAt ?? defaultTTL.map { clock.now().advanced(by: $0) }
+        let deadline = defaultTTL == nil
+            ? expiresAt : StoredDeadline.resolve(given: expiresAt) { defaultTTL.map { clock.now().advanced(by: $0) } }
         let hashed = HashedKey(key)
         if isAdaptive {
             withShard(for: hashed) { adaptiveStore(value, forKey: hashed, in: $0, cost: cost, deadline: deadline) }

@@ -23,7 +23,8 @@ extension DiskCacheLevel {
         }
         let now = clock.now()
         // 0 means "never"; a deadline at or before 1970 is already past.
-        let deadline = (expiresAt ?? defaultTTL.map { now.advanced(by: $0) }).map { max($0.nanosecondsSince1970, 1) } ?? 0
+        let deadline = StoredDeadline.resolve(given: expiresAt) { defaultTTL.map { now.advanced(by: $0) } }
+            .map { max($0.nanosecondsSince1970, 1) } ?? 0
         let entry = DiskEntryHeader.encode(key: bytes, value: encoded, expiresAt: deadline,
                                            now: now.nanosecondsSince1970,
                                            createdAt: EntryFingerprint.nextCreationTime())
