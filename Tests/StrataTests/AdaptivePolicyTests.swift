@@ -62,14 +62,14 @@ import Testing
         var ghosts = GhostList()
         for hash in 0..<20 { ghosts.add(hash) }
         #expect(ghosts.count == 16)
-        let forgotten = !ghosts.remove(3)
+        let forgotten = ghosts.remove(3) == nil
         #expect(forgotten, "forgotten")
         let hit = ghosts.remove(4), again = ghosts.remove(4)
-        #expect(hit && !again, "a hit consumes the member")
+        #expect(hit == 15 && again == nil, "a hit consumes the member and tells how many exits came after it")
         ghosts.ensureLimit(32)
         for hash in 100..<116 { ghosts.add(hash) }
         let kept = ghosts.remove(19), newest = ghosts.remove(115)
-        #expect(kept && newest)
+        #expect(kept == 16 && newest == 0)
         #expect(ghosts.count == 29)
     }
 
