@@ -9,7 +9,9 @@ final class PendingReplies: Sendable {
     typealias Callback = @Sendable (Result<[RESPValue], any Error>) -> Void
 
     private enum Waiter {
-        case continuation(CheckedContinuation<[RESPValue], any Error>)
+        /// Unchecked: this type resumes it exactly once (its state machine),
+        /// and the checked kind's bookkeeping costs an allocation per request.
+        case continuation(UnsafeContinuation<[RESPValue], any Error>)
         case callback(Callback)
 
         func resume(with result: Result<[RESPValue], any Error>) {
@@ -44,7 +46,7 @@ final class PendingReplies: Sendable {
     }
 
     /// Resumes `continuation` with the replies (at once if already complete).
-    func wait(for continuation: CheckedContinuation<[RESPValue], any Error>) { wait(.continuation(continuation)) }
+    func wait(for continuation: UnsafeContinuation<[RESPValue], any Error>) { wait(.continuation(continuation)) }
 
     private func wait(_ waiter: Waiter) {
         let result = state.withLock { state -> Result<[RESPValue], any Error>? in

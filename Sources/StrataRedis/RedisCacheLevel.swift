@@ -139,7 +139,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     public func getIfPresent(_ key: Key) async throws -> Value? {
         subscriber?.noteActivity()
         let name = redisKey(key)
-        return try decode(await client.send([Array("GET".utf8), name]), name: name)
+        return try decode(await client.send([RedisCommandName.get, name]), name: name)
     }
 
     /// The value with its expiry: `GET` and `PTTL` in one transaction (one
@@ -149,7 +149,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         subscriber?.noteActivity()
         let name = redisKey(key)
         let sentAt = clock.now()
-        let replies = try await client.send(transaction: [[Array("GET".utf8), name], [Array("PTTL".utf8), name]])
+        let replies = try await client.send(transaction: [[RedisCommandName.get, name], [RedisCommandName.pttl, name]])
         for reply in replies {
             if case .error(let message) = reply { throw RedisError.server(message) }
         }
@@ -189,8 +189,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     private func readChunk(_ names: [[UInt8]]) async -> [CacheEntry<Value>?] {
         let misses = [CacheEntry<Value>?](repeating: nil, count: names.count)
         let sentAt = clock.now()
-        let pttl = Array("PTTL".utf8)
-        guard let replies = try? await client.send(transaction: [[Array("MGET".utf8)] + names] + names.map { [pttl, $0] }),
+        let pttl = RedisCommandName.pttl
+        guard let replies = try? await client.send(transaction: [[RedisCommandName.mget] + names] + names.map { [pttl, $0] }),
               case .array(let values?) = replies[0], values.count == names.count else { return misses }
         return zip(names, zip(values, replies.dropFirst())).map { name, replies in
             guard let value = (try? decode(replies.0, name: name)) ?? nil else { return nil }
@@ -206,7 +206,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         subscriber?.noteActivity()
         let encoded = try codec.encoded(value)
         let name = redisKey(key)
-        var arguments = [Array("SET".utf8), name, Array(encoded)]
+        var arguments = [RedisCommandName.set, name, Array(encoded)]
         var milliseconds: [UInt8] = []
         let deadline = StoredDeadline.resolve(given: expiresAt) { defaultTTL.map { clock.now().advanced(by: $0) } }
         // A back-fill already past its deadline writes nothing (no need to connect).
@@ -220,14 +220,14 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                 // Already past: the value must not be readable even for the
                 // millisecond `PX 1` would keep it. A back-fill writes nothing.
                 if CacheContext.isBackfill { return }
-                _ = try RedisClient.checked(await connection.send([Array("DEL".utf8), name]))
+                _ = try RedisClient.checked(await connection.send([RedisCommandName.del, name]))
                 return
             }
             // Beyond a century (or past 64 bits) is "never": Redis refuses
             // expiry times that far out.
             if left < Self.longestTTL {
                 milliseconds = Array(String(max(1, left / 1_000_000)).utf8)
-                arguments += [Array("PX".utf8), milliseconds]
+                arguments += [RedisCommandName.px, milliseconds]
             }
         }
         guard CacheContext.isBackfill else {
@@ -263,7 +263,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             guard readAge < CacheContext.backfillAgeLimit else { throw BackfillDeclined() }
             age = (readAge + Self.backfillMargin).nanoseconds / 1_000
         }
-        let reply = try await connection.send([Array("EVAL".utf8), Array(Self.backfillScript.utf8), Array("3".utf8),
+        let reply = try await connection.send([RedisCommandName.eval, Array(Self.backfillScript.utf8), Array("3".utf8),
                                                name, tombstone(of: name), tombstoneOfAll,
                                                Array(encoded), milliseconds, Array(String(age).utf8)])
         switch reply {
@@ -272,7 +272,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         default: break
         }
         if ContinuousClock.now - sent >= Self.backfillMargin {
-            _ = try? await client.send([Array("EVAL".utf8), Array(Self.undoScript.utf8), Array("1".utf8), name, Array(encoded)])
+            _ = try? await client.send([RedisCommandName.eval, Array(Self.undoScript.utf8), Array("1".utf8), name, Array(encoded)])
             throw BackfillDeclined()
         }
     }
@@ -354,10 +354,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         subscriber?.noteActivity()
         let name = redisKey(key)
         do {
-            _ = try await client.send([Array("EVAL".utf8), Array(Self.tombstoneScript.utf8), Array("2".utf8),
+            _ = try await client.send([RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("2".utf8),
                                        tombstone(of: name), name, Array(String(Self.tombstoneMilliseconds).utf8)])
         } catch RedisError.server {
-            _ = try await client.send([Array("DEL".utf8), name])
+            _ = try await client.send([RedisCommandName.del, name])
         }
     }
 
@@ -371,20 +371,20 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         subscriber?.noteActivity()
         // First the tombstone: back-fills of reads that began before the
         // clear are declined (best effort: scripts may be refused).
-        _ = try? await client.send([Array("EVAL".utf8), Array(Self.tombstoneScript.utf8), Array("1".utf8),
+        _ = try? await client.send([RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("1".utf8),
                                     tombstoneOfAll, Array(String(Self.tombstoneMilliseconds).utf8)])
         var cursor = "0"
         var removed = 0
         let pattern = RedisKeyLayout.globEscaped(prefix) + [UInt8(ascii: "*")]
         repeat {
-            let reply = try await client.send([Array("SCAN".utf8), Array(cursor.utf8), Array("MATCH".utf8), pattern,
-                                               Array("COUNT".utf8), Array("1000".utf8)])
+            let reply = try await client.send([RedisCommandName.scan, Array(cursor.utf8), RedisCommandName.match, pattern,
+                                               RedisCommandName.count, Array("1000".utf8)])
             guard case .array(let parts?) = reply, parts.count == 2, let next = parts[0].bytes,
                   case .array(let keys?) = parts[1] else { throw RedisError.protocolError("unexpected SCAN reply") }
             cursor = String(decoding: next, as: UTF8.self)
             let names = keys.compactMap(\.bytes).filter(ownsKey)
             if !names.isEmpty {
-                _ = try await client.send([Array("UNLINK".utf8)] + names)
+                _ = try await client.send([RedisCommandName.unlink] + names)
                 removed += names.count
             }
         } while cursor != "0"
@@ -399,7 +399,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     /// Whether `key` exists (EXISTS).
     public func contains(_ key: Key) async throws -> Bool {
-        guard case .integer(let count) = try await client.send([Array("EXISTS".utf8), redisKey(key)]) else {
+        guard case .integer(let count) = try await client.send([RedisCommandName.exists, redisKey(key)]) else {
             throw RedisError.protocolError("unexpected EXISTS reply")
         }
         return count > 0

@@ -144,7 +144,7 @@ public final class RedisClient: Sendable {
     /// no other client's command runs between them. Returns their replies in
     /// order; a command's error reply is returned as ``RESPValue/error(_:)``.
     public func send(transaction commands: [[[UInt8]]]) async throws -> [RESPValue] {
-        let replies = try await send(batch: [[Array("MULTI".utf8)]] + commands + [[Array("EXEC".utf8)]])
+        let replies = try await send(batch: [[RedisCommandName.multi]] + commands + [[RedisCommandName.exec]])
         for reply in replies.dropLast() {
             switch reply {
             case .error(let message): throw RedisError.server(message)  // the transaction was refused (EXECABORT follows)

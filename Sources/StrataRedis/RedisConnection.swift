@@ -82,14 +82,12 @@ final class RedisConnection: Sendable {
         if commands.isEmpty { return [] }  // no reply would ever complete it
         let replies = PendingReplies(count: commands.count)
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withUnsafeThrowingContinuation { continuation in
                 replies.wait(for: continuation)
                 if replies.isComplete { return }  // cancelled before sending: nothing to send
-                var size = 0
-                for command in commands { size += 16 + command.reduce(0) { $0 + $1.count + 16 } }
-                var buffer = channel.allocator.buffer(capacity: size)
-                for command in commands { RESPEncoder.encode(command, into: &buffer) }
-                queue.submit(buffer, replies: commands.count == 1 ? [replies] : Array(repeating: replies, count: commands.count))
+                queue.submit(replies: replies, count: commands.count) { buffer in
+                    for command in commands { RESPEncoder.encode(command, into: &buffer) }
+                }
             }
         } onCancel: {
             replies.fail(CancellationError())  // replies to commands already sent are still read, in order, and dropped

@@ -175,7 +175,7 @@ final class RedisInvalidationSubscriber: Sendable {
                 while !Task.isCancelled {
                     do { try await Task.sleep(for: interval) } catch { return }
                     do {
-                        guard case .simpleString("PONG") = try await connection.send([Array("PING".utf8)]) else {
+                        guard case .simpleString("PONG") = try await connection.send([RedisCommandName.ping]) else {
                             throw RedisError.protocolError("no PONG")
                         }
                     } catch {

@@ -77,24 +77,42 @@ final class RedisRequestQueue: Sendable {
         armTimer.withLock { $0 = arm }
     }
 
-    /// Queues `bytes`, which hold `replies.count` commands, and writes them
-    /// (now, on this thread, unless someone else is writing). Fails the
-    /// replies at once if the connection is closed.
+    /// Queues `count` commands, which `encode` writes (into the outbox, under
+    /// the queue's lock: no buffer of their own, no copy), whose replies all
+    /// go to `replies`; then writes them (now, on this thread, unless someone
+    /// else is writing). Fails `replies` at once if the connection is closed.
+    func submit(replies: PendingReplies, count: Int, encode: (inout ByteBuffer) -> Void) {
+        submit(repeatElement(replies, count: count), encode: encode)
+    }
+
+    /// Queues `bytes`, which hold `replies.count` commands, one reply each.
     func submit(_ bytes: ByteBuffer, replies: [PendingReplies]) {
+        submit(replies) { outbox in
+            var bytes = bytes
+            outbox.writeBuffer(&bytes)
+        }
+    }
+
+    /// Who writes what a submit queued.
+    private enum Writer { case someoneElse, me, theLoop }
+
+    private func submit(_ replies: some Sequence<PendingReplies>, encode: (inout ByteBuffer) -> Void) {
         let deadline = timeout.map { channel.eventLoop.now + $0 } ?? .distantFuture
-        enum Writer { case someoneElse, me, theLoop }
+        // On the connection's own loop (a task on ``EventLoopTaskExecutor``),
+        // the tasks resumed by the same read run in this tick, one after
+        // another: the loop writes once they all have queued, in one `send`.
+        let onTheLoop = channel.eventLoop.inEventLoop
         let (closed, arm, writer) = state.withLock { state -> (Bool, Bool, Writer) in
             if state.closed { return (true, false, .someoneElse) }
             let busy = !state.waiting.isEmpty
             for reply in replies { state.waiting.append(Waiting(replies: reply, deadline: deadline)) }
             state.registeredSinceArmed = true
-            var bytes = bytes
-            state.outbox.writeBuffer(&bytes)
+            encode(&state.outbox)
             let arm = timeout != nil && !state.timerArmed
             if arm { state.timerArmed = true }
             if state.writing { return (false, arm, .someoneElse) }  // the writer takes ours too
             state.writing = true
-            return (false, arm, busy ? .theLoop : .me)
+            return (false, arm, busy || onTheLoop ? .theLoop : .me)
         }
         if closed {
             for reply in replies { reply.fail(RedisError.connectionClosed) }
