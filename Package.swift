@@ -125,7 +125,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataExamplesTests",
-            dependencies: ["Strata"],
+            dependencies: ["Strata", "StrataRedis"],
             swiftSettings: strictSettings
         ),
     ]

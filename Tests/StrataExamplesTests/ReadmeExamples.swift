@@ -5,6 +5,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Strata
+import StrataRedis
 import Testing
 
 @Suite struct ReadmeExamples {
@@ -143,5 +144,19 @@ import Testing
         let settings = try KeyValueStoreLevel<String, String>(name: "settings", directory: directory)
         try await settings.set("dark", forKey: "theme")
         #expect(try await settings.get("theme") == "dark")
+    }
+
+    /// Compiled, not run (it needs a Redis server; the Redis tests make the same calls).
+    func redisExamples(memory: MemoryCacheLevel<String, Data>, origin: BasicFetcher<String, Data>) async throws {
+        // README: A shared level on Redis
+        let shared = try RedisCacheLevel<String, Data>(url: "redis://127.0.0.1:6379/0", prefix: "app:", defaultTTL: .seconds(300))
+        let cache = memory + shared + origin.pooled()
+        let hits = await shared.batchGetSome(["a", "b", "c"])  // one MGET
+        // README: Fewest thread switches
+        let user = try await withTaskExecutorPreference(shared.taskExecutor) {
+            try await cache.get("user:7")
+        }
+        // end
+        _ = (hits, user)
     }
 }
