@@ -27,9 +27,14 @@ import NIOCore
 ///   `@concurrent` closures (fetchers) it calls: anything that blocks there
 ///   (a blocking driver, a long computation) delays every connection on that
 ///   loop. Keep blocking work off it (run it in a task without the preference).
+/// - **Child tasks inherit the preference** (`async let`, task groups);
+///   unstructured `Task {}` does not, so a composition's background
+///   back-fills run on the global executor.
 /// - **The loops must outlive the tasks.** With the default group
-///   (`MultiThreadedEventLoopGroup.singleton`) they always do; a group that
-///   is shut down leaves the tasks that prefer it suspended.
+///   (`MultiThreadedEventLoopGroup.singleton`) they always do. NIO drops a
+///   job given to a loop that has shut down (it logs an error, and a future
+///   NIO will crash), so a task that prefers a group being shut down, the
+///   one calling `shutdownGracefully()` included, is never resumed.
 public final class EventLoopTaskExecutor: TaskExecutor {
     /// The loops jobs run on.
     public let group: any EventLoopGroup

@@ -11,15 +11,18 @@ extension DiskCacheLevel {
     public func clear() async {
         let path = self.path, changes = self.changes
         await offload {
-            // The delete lock: no other process's checked delete puts back
-            // a version after this clear has passed its file.
-            FileIO.withDirectoryLock(path) { FileIO.withDeleteLock(path, exclusive: false) {
+            // The delete lock, per file: no other process's checked delete
+            // puts back a version after this clear has passed its file (and
+            // none waits for the whole scan).
+            FileIO.withDirectoryLock(path) {
                 for name in FileIO.listDirectory(path) {
                     guard let id = EntryID(fileName: name) else { continue }
                     changes.noteOwnDelete(id)
-                    if unlink(path + "/" + name) != 0 { changes.ownDeleteFailed(id) }
+                    if FileIO.withDeleteLock(path, exclusive: false, { unlink(path + "/" + name) }) != 0 {
+                        changes.ownDeleteFailed(id)
+                    }
                 }
-            } }
+            }
         }
         state.withLock { $0.reset() }
     }
@@ -65,12 +68,12 @@ extension DiskCacheLevel {
     /// and updates the index to match, while no writer of this process can
     /// replace that file.
     @discardableResult
-    func deleteEntryFile(_ id: EntryID, expecting expected: EntryFingerprint) -> FileIO.UnlinkOutcome {
+    func deleteEntryFile(_ id: EntryID, expecting expected: EntryFingerprint, waiting: Bool = true) -> FileIO.UnlinkOutcome {
         let file = file(id)
         if let hook = beforeDeletingFile { hook(file) }
         let step = duringCheckedDelete.map { hook in { (step: CheckedDeleteStep) in hook(file, step) } }
         return entryLocks.withLock(id) {
-            let outcome = FileIO.unlinkIfUnchanged(file, expected: expected, directory: path, step: step)
+            let outcome = FileIO.unlinkIfUnchanged(file, expected: expected, directory: path, waiting: waiting, step: step)
             state.withLock { state in
                 switch outcome {
                 case .deleted, .gone:

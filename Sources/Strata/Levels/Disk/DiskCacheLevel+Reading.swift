@@ -72,7 +72,7 @@ extension DiskCacheLevel {
         }
         switch check {
         case .corrupt:
-            if deleteEntryFile(id, expecting: fingerprint) == .deleted {
+            if deleteEntryFile(id, expecting: fingerprint, waiting: false) == .deleted {
                 state.withLock { $0.counters.corruptRemoved += 1 }
                 logger.notice("removed a corrupt cache entry", metadata: ["file": "\(file)"])
             }
@@ -82,7 +82,7 @@ extension DiskCacheLevel {
         case .valid(let header):
             let now = clock.now().nanosecondsSince1970
             if header.expiresAt != 0 && now >= header.expiresAt {
-                deleteEntryFile(id, expecting: fingerprint)
+                deleteEntryFile(id, expecting: fingerprint, waiting: false)
                 CacheContext.noteExpired()
                 return nil
             }

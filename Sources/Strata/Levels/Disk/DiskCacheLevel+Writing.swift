@@ -90,7 +90,7 @@ extension DiskCacheLevel {
         let failure: Int32? = entryLocks.withLock(id) {
             changes.noteOwnDelete(id)
             // Not while another process's checked delete has moved a version
-            // aside: it may put that version back (see ``FileIO/unlinkIfUnchanged(_:expected:directory:step:)``).
+            // aside: it may put that version back (see ``FileIO/unlinkIfUnchanged(_:expected:directory:waiting:step:)``).
             if FileIO.withDeleteLock(directory, exclusive: false, { unlink(file) }) != 0 {
                 let code = errno
                 changes.ownDeleteFailed(id)

@@ -5,7 +5,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Where a checked delete (``FileIO/unlinkIfUnchanged(_:expected:directory:step:)``)
+/// Where a checked delete (``FileIO/unlinkIfUnchanged(_:expected:directory:waiting:step:)``)
 /// has got to; tests act at these points as another process would.
 package enum CheckedDeleteStep: Sendable {
     /// The file was found holding the expected version.
@@ -138,7 +138,8 @@ enum FileIO {
         case gone
         /// Another version is there now; it was left (or put back) in place.
         case replaced
-        /// It could not be checked or moved; it was left in place.
+        /// It could not be checked or moved, or the delete lock was taken and
+        /// the caller would not wait; it was left in place.
         case failed
     }
 
@@ -149,11 +150,14 @@ enum FileIO {
     /// again there: if another process renamed a new version in between, that
     /// version is put back (unless a still newer one is already in place).
     /// From the rename to the put-back it holds the directory's delete lock
-    /// exclusively (``withDeleteLock(_:exclusive:_:)``): a remove or clear by
+    /// exclusively (``withDeleteLock(_:exclusive:waiting:_:)``): a remove or clear by
     /// another process waits, so the version put back is never one that
-    /// process has removed meanwhile.
+    /// process has removed meanwhile. With `waiting` false, a lock another
+    /// process holds leaves the file in place (`.failed`) instead of
+    /// blocking the thread (a read that met an expired or corrupt entry: it
+    /// reads as a miss either way, and a later read or sweep deletes it).
     static func unlinkIfUnchanged(
-        _ path: String, expected: EntryFingerprint, directory: String,
+        _ path: String, expected: EntryFingerprint, directory: String, waiting: Bool = true,
         step: ((CheckedDeleteStep) -> Void)? = nil
     ) -> UnlinkOutcome {
         switch FileIO.readPrefix(path, count: DiskEntryHeader.size) {
@@ -163,9 +167,9 @@ enum FileIO {
             guard EntryFingerprint(prefix: prefix, size: size) == expected else { return .replaced }
         }
         step?(.checked)
-        return withDeleteLock(directory, exclusive: true) {
+        return withDeleteLock(directory, exclusive: true, waiting: waiting) {
             moveAsideAndUnlink(path, expected: expected, directory: directory, step: step)
-        }
+        } ?? .failed
     }
 
     private static func moveAsideAndUnlink(
@@ -265,9 +269,25 @@ enum FileIO {
     /// (`exclusive`), which may put another process's version back, and the
     /// plain deletes of removes and clears (shared: they do not wait for one
     /// another), which must not have that version put back after them.
-    static func withDeleteLock<T>(_ directory: String, exclusive: Bool, _ body: () throws -> T) rethrows -> T {
-        try withLock(open(directory + "/.delete-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600),
-                     operation: exclusive ? LOCK_EX : LOCK_SH, body)
+    /// Holders keep it for one file at a time. `nil` (and `body` not run)
+    /// when `waiting` is false and another holder conflicts.
+    static func withDeleteLock<T>(_ directory: String, exclusive: Bool, waiting: Bool = true,
+                                  _ body: () throws -> T) rethrows -> T? {
+        let fd = open(directory + "/.delete-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if fd >= 0 && !waiting {
+            var locked: Int32
+            repeat { locked = flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) } while locked != 0 && errno == EINTR
+            if locked != 0 {
+                close(fd)
+                return nil
+            }
+            defer {
+                flock(fd, LOCK_UN)
+                close(fd)
+            }
+            return try body()
+        }
+        return try withLock(fd, operation: exclusive ? LOCK_EX : LOCK_SH, body)
     }
 
     /// An exclusive advisory lock on the directory itself (no lock file).
