@@ -61,7 +61,7 @@ public struct ValueTransformedCache<Inner: CacheLevel, NewValue: Sendable>: Wrap
 
     public func set(_ value: NewValue, forKey key: Key, expiresAt: CacheInstant?) async throws {
         let stored = try await transformedOrMiss(inner.name, .inverseTransformValue, key: key) {
-            try await inverse(key, value)
+            try await CacheContext.outsideBackfill { try await inverse(key, value) }
         }
         guard let stored else { return try await inner.remove(key) }
         if let expiresAt {

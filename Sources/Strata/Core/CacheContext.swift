@@ -9,6 +9,14 @@ public enum CacheContext {
     /// The flag behind ``isBackfill``; set only by ``BackfillTracker``.
     @usableFromInline @TaskLocal static var backfill = false
 
+    /// Runs a user closure met on a write (a transformer's inverse, a
+    /// condition) outside any back-fill: a write it makes of its own is the
+    /// user's write, not a back-fill (no TTL cap, no `SET NX`, counted as a set).
+    static func outsideBackfill<T>(_ body: () async throws -> T) async rethrows -> T {
+        guard backfill else { return try await body() }
+        return try await $backfill.withValue(false) { try await body() }
+    }
+
     /// In a back-fill: how long ago the read whose answer it carries began
     /// (`nil` elsewhere, or when unknown). A shared store compares it with
     /// the removes it has seen (see `RedisCacheLevel`).
