@@ -57,8 +57,7 @@ final class RedisCommandHandler: ChannelInboundHandler {
         timer = nil
         switch queue.timerFired(now: context.eventLoop.now) {
         case .expired(let oldest):
-            closeAndFailAll(context: context, RedisError.connectionClosed)  // closes first: a retry finds it inactive
-            oldest.fail(RedisError.timeout)
+            closeAndFailAll(context: context, RedisError.connectionClosed, timedOut: oldest)
         case .rearm(let deadline):
             arm(context: context, at: deadline)
         case .disarm:
@@ -115,10 +114,14 @@ final class RedisCommandHandler: ChannelInboundHandler {
 
     /// Closes the queue and the channel first, so a caller that retries as
     /// soon as it fails already finds this connection closed.
-    private func closeAndFailAll(context: ChannelHandlerContext, _ error: RedisError) {
+    /// `timedOut` (the request whose deadline passed) fails with `timeout`
+    /// before the rest: a batch waits in the queue once per command, and its
+    /// later copies must not fail it with `error` first.
+    private func closeAndFailAll(context: ChannelHandlerContext, _ error: RedisError, timedOut: PendingReplies? = nil) {
         cancelTimer()
         let pending = queue.close()
         context.close(promise: nil)
+        timedOut?.fail(RedisError.timeout)
         for replies in pending { replies.fail(error) }
     }
 }

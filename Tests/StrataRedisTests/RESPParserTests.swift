@@ -207,4 +207,24 @@ import Testing
         guard case .failure(let error) = outcome else { Issue.record("expected a timeout"); return }
         #expect(error as? RedisError == .timeout)
     }
+
+    /// A batch (a transaction is one) whose deadline passes fails with
+    /// `timeout`, like a single command, not with `connectionClosed`.
+    @Test func aBatchThatMissesItsDeadlineFailsWithATimeout() async throws {
+        let channel = EmbeddedChannel()
+        let queue = RedisRequestQueue(channel: channel, timeout: .seconds(1))
+        try channel.pipeline.syncOperations.addHandler(RedisCommandHandler(queue: queue))
+        try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 6379)).get()
+        let promise = channel.eventLoop.makePromise(of: [RESPValue].self)
+        let replies = PendingReplies(count: 2) { promise.completeWith($0) }
+        queue.submit(replies: replies, count: 2) { buffer in
+            RESPEncoder.encode([Array("PING".utf8)], into: &buffer)
+            RESPEncoder.encode([Array("PING".utf8)], into: &buffer)
+        }
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1100))
+        #expect(!channel.isActive, "closed: the batch missed its deadline")
+        let outcome = await Result(catching: { try await promise.futureResult.get() })
+        guard case .failure(let error) = outcome else { Issue.record("expected a timeout"); return }
+        #expect(error as? RedisError == .timeout)
+    }
 }
