@@ -24,13 +24,17 @@ import Testing
         return String(buffer: buffer)
     }
 
-    @Test func everyCallerGetsTheReplyToItsOwnRequestUnderConcurrency() async throws {
+    @Test(arguments: [false, true])
+    func everyCallerGetsTheReplyToItsOwnRequestUnderConcurrency(onTheLoop: Bool) async throws {
         let server = try await RedisServer()
         let connection = try await connect(server)
         #expect(connection.queue.hasDescriptor, "writes go through the connection's own descriptor")
+        // On the loop (``EventLoopTaskExecutor``) the loop writes once per
+        // tick, and sends early once 8 requests are queued.
+        let executor: (any TaskExecutor)? = onTheLoop ? EventLoopTaskExecutor(group: MultiThreadedEventLoopGroup.singleton) : nil
         let wrong = await withTaskGroup(of: Int.self) { group in
             for task in 0..<32 {
-                group.addTask {
+                group.addTask(executorPreference: executor) {
                     var wrong = 0
                     for i in 0..<500 {
                         let text = "t\(task)-\(i)-" + String(repeating: "x", count: (task * 37 + i) % 200)
@@ -49,6 +53,7 @@ import Testing
             return await group.reduce(0, +)
         }
         #expect(wrong == 0)
+        if onTheLoop { #expect(connection.queue.earlyFlushes.load(ordering: .relaxed) > 0, "the early send was taken") }
         await connection.close()
         await server.kill()
     }
