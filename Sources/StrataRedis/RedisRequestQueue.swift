@@ -46,8 +46,11 @@ final class RedisRequestQueue: Sendable {
         var spare: ByteBuffer?
         /// Someone (a caller, or NIO for a hand-off) is writing the outbox.
         var writing = false
-        /// The writer's role is held by a write the loop will run, not yet begun.
-        var loopWriteScheduled = false
+        /// The token of the loop write that holds the writer's role and has
+        /// not begun (0: none). A caller that takes the role over clears it,
+        /// and that write then finds it is no longer the writer.
+        var scheduledWrite: UInt64 = 0
+        var lastToken: UInt64 = 0
         /// Requests in the outbox.
         var unsent = 0
         var closed = false
@@ -64,7 +67,7 @@ final class RedisRequestQueue: Sendable {
     let timeout: TimeAmount?
     /// Writes handed to NIO because the socket was full (for tests).
     let handOffs = Atomic<Int>(0)
-    /// Sends made on the loop ahead of its scheduled write (for tests).
+    /// Writer's roles taken over from a scheduled loop write (for tests).
     let earlyFlushes = Atomic<Int>(0)
     /// Asks the handler, on the event loop, to arm its deadline timer.
     private let armTimer = Mutex<(@Sendable () -> Void)?>(nil)
@@ -100,11 +103,12 @@ final class RedisRequestQueue: Sendable {
     }
 
     /// Who writes what a submit queued.
-    private enum Writer { case someoneElse, me, theLoop, meBeforeTheLoop }
+    private enum Writer { case someoneElse, me, theLoop(token: UInt64) }
 
-    /// On the loop, with a loop write scheduled: requests queued past this
-    /// many go out at once, so the server works on them while the loop
-    /// runs the rest of this tick's tasks.
+    /// On the loop, with its write scheduled and not begun, a task that finds
+    /// this many requests queued takes the writer's role over and sends them
+    /// at once, so the server works on them while the loop runs the rest of
+    /// the tick's tasks.
     static var earlyFlush: Int { 8 }
 
     private func submit(_ replies: some Sequence<PendingReplies>, encode: (inout ByteBuffer) -> Void) {
@@ -123,15 +127,22 @@ final class RedisRequestQueue: Sendable {
             let arm = timeout != nil && !state.timerArmed
             if arm { state.timerArmed = true }
             if state.writing {
-                // The writer takes ours too; unless it is a loop write not
-                // begun and this is that loop (it cannot be running).
-                if onTheLoop && state.loopWriteScheduled && state.unsent >= Self.earlyFlush { return (false, arm, .meBeforeTheLoop) }
-                return (false, arm, .someoneElse)
+                // The writer takes ours too; unless this is the loop, its
+                // write has not begun and enough has gathered: then we take
+                // its role. (Off the loop, taking it measured slower: the
+                // callers' sends came between the loop's.)
+                guard onTheLoop && state.scheduledWrite != 0 && state.unsent >= Self.earlyFlush else {
+                    return (false, arm, .someoneElse)
+                }
+                state.scheduledWrite = 0
+                earlyFlushes.add(1, ordering: .relaxed)
+                return (false, arm, .me)
             }
             state.writing = true
             if busy || onTheLoop {
-                state.loopWriteScheduled = true
-                return (false, arm, .theLoop)
+                state.lastToken &+= 1
+                state.scheduledWrite = state.lastToken
+                return (false, arm, .theLoop(token: state.lastToken))
             }
             return (false, arm, .me)
         }
@@ -146,8 +157,7 @@ final class RedisRequestQueue: Sendable {
         // Replies are still awaited: more requests are likely on their way,
         // so the loop writes (next tick) whatever has gathered by then, in
         // one `send`, rather than each caller its own.
-        case .theLoop: channel.eventLoop.execute { self.write() }
-        case .meBeforeTheLoop: flushBeforeTheLoop()
+        case .theLoop(let token): channel.eventLoop.execute { self.write(token: token) }
         }
     }
 
@@ -166,37 +176,17 @@ final class RedisRequestQueue: Sendable {
     /// The writer's loop: takes what is queued and writes it, until nothing
     /// is left (then gives up the role) or the socket is full (then NIO
     /// takes over, keeping the role).
-    /// On the loop, while the role is held by a loop write not yet begun:
-    /// one `send` of the outbox now. What does not go out is put back in
-    /// front, for that write.
-    private func flushBeforeTheLoop() {
-        let taken = state.withLock { state -> (ByteBuffer, CInt)? in
-            guard state.outbox.readableBytes > 0, !state.closed, state.descriptor >= 0 else { return nil }
-            var next = state.spare ?? channel.allocator.buffer(capacity: 256)
-            state.spare = nil
-            swap(&next, &state.outbox)
-            state.unsent = 0
-            return (next, state.descriptor)
-        }
-        guard var bytes = taken?.0, let descriptor = taken?.1 else { return }
-        earlyFlushes.add(1, ordering: .relaxed)
-        let sent = bytes.withUnsafeReadableBytes { raw in
-            send(descriptor, raw.baseAddress, raw.count, CInt(MSG_DONTWAIT | MSG_NOSIGNAL))
-        }
-        if sent > 0 { bytes.moveReaderIndex(forwardBy: sent) }
-        state.withLock { state in
-            if bytes.readableBytes == 0 {
-                bytes.clear()
-                state.spare = bytes
-            } else {
-                bytes.writeBuffer(&state.outbox)  // the rest first, then what was queued since
-                state.outbox = bytes
+    /// - Parameter token: a scheduled loop write's; it does nothing if a
+    ///   caller took the role over meanwhile.
+    private func write(token: UInt64? = nil) {
+        if let token {
+            let stillMine = state.withLock { state in
+                guard state.scheduledWrite == token else { return false }
+                state.scheduledWrite = 0
+                return true
             }
+            guard stillMine else { return }
         }
-    }
-
-    private func write() {
-        state.withLock { $0.loopWriteScheduled = false }
         while true {
             let taken = state.withLock { state -> (ByteBuffer, CInt)? in
                 guard state.outbox.readableBytes > 0, !state.closed else {
