@@ -93,6 +93,15 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     deinit { subscriber?.stopSoon() }
 
+    /// Before every read and write: waits for the invalidation connection's
+    /// first attempt to subscribe if it is under way (at most 250 ms; see
+    /// `RedisInvalidationSubscriber`), then notes the activity.
+    func beginOperation() async {
+        guard let subscriber else { return }
+        await subscriber.awaitFirstAttempt()
+        subscriber.noteActivity()
+    }
+
     /// Values that did not decode with this level's codec.
     public var decodeFailures: Int { decodeFailureCount.load(ordering: .relaxed) }
 
@@ -137,7 +146,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     }
 
     public func getIfPresent(_ key: Key) async throws -> Value? {
-        subscriber?.noteActivity()
+        await beginOperation()
         let name = redisKey(key)
         return try decode(await client.send([RedisCommandName.get, name]), name: name)
     }
@@ -146,7 +155,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// round trip), so a write by another client cannot fall between them and
     /// pair one value with another's expiry.
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
-        subscriber?.noteActivity()
+        await beginOperation()
         let name = redisKey(key)
         let sentAt = clock.now()
         let replies = try await client.send(transaction: [[RedisCommandName.get, name], [RedisCommandName.pttl, name]])
@@ -162,7 +171,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// batches in flight. A batch that fails (Redis down) reads as misses.
     public func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {
         if keys.isEmpty { return [] }
-        subscriber?.noteActivity()
+        await beginOperation()
         let size = Self.batchChunkSize
         let chunks = stride(from: 0, to: keys.count, by: size).map { $0..<min($0 + size, keys.count) }
         if chunks.count == 1 { return await readChunk(keys.map(redisKey)) }
@@ -203,7 +212,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     }
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
-        subscriber?.noteActivity()
+        await beginOperation()
         let encoded = try codec.encoded(value)
         let name = redisKey(key)
         var arguments = [RedisCommandName.set, name, Array(encoded)]
@@ -351,7 +360,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// script), which declines back-fills of reads that began before it (see
     /// ``set(_:forKey:expiresAt:)``). Where scripts are refused, a plain `DEL`.
     public func remove(_ key: Key) async throws {
-        subscriber?.noteActivity()
+        await beginOperation()
         let name = redisKey(key)
         do {
             _ = try await client.send([RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("2".utf8),
@@ -368,7 +377,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// Like ``clear()`` but reports failures; returns how many keys went.
     @discardableResult
     public func clearPrefix() async throws -> Int {
-        subscriber?.noteActivity()
+        await beginOperation()
         // First the tombstone: back-fills of reads that began before the
         // clear are declined (best effort: scripts may be refused).
         _ = try? await client.send([RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("1".utf8),

@@ -17,6 +17,10 @@ import Synchronization
 ///   (``noteActivity()``), and if there were any, the new subscription
 ///   starts with another `.all`. Activity before the first subscription is
 ///   treated the same way.
+/// - Start-up: once started, the level's operations wait for the first
+///   attempt to subscribe (``awaitFirstAttempt()``), at most
+///   ``firstAttemptWait``: a read racing the subscription would otherwise
+///   cost a flush of the levels above and drop its own back-fills.
 final class RedisInvalidationSubscriber: Sendable {
     typealias Handler = @Sendable (CacheInvalidation<[UInt8]>) async -> Void
 
@@ -39,7 +43,13 @@ final class RedisInvalidationSubscriber: Sendable {
         var connection: RedisConnection?
         var stopped = false
         var lastError: String?
+        /// Operations waiting for the first attempt to subscribe.
+        var firstAttemptWaiters: [CheckedContinuation<Void, Never>] = []
+        var firstAttemptSettled = true
     }
+
+    /// The longest an operation waits for the first subscription.
+    static var firstAttemptWait: TimeAmount { .milliseconds(250) }
 
     private let state = Mutex(State())
     /// From a confirmed subscription until its loss is noticed.
@@ -49,6 +59,9 @@ final class RedisInvalidationSubscriber: Sendable {
     /// Subscribed, and the flush that may follow done.
     private let ready = Atomic<Bool>(false)
     private let subscriptionCount = Atomic<Int>(0)
+    /// No operation needs to wait: not started, or the first attempt to
+    /// subscribe is over (subscribed, failed, or ``firstAttemptWait`` passed).
+    private let settled = Atomic<Bool>(true)
 
     init(configuration: RedisConfiguration, group: any EventLoopGroup, prefix: [UInt8],
          healthCheckInterval: Duration = .seconds(1), handler: @escaping Handler) {
@@ -76,10 +89,42 @@ final class RedisInvalidationSubscriber: Sendable {
 
     /// Starts subscribing (once; later calls do nothing).
     func start() {
-        state.withLock { state in
-            guard state.task == nil, !state.stopped else { return }
+        let started = state.withLock { state -> Bool in
+            guard state.task == nil, !state.stopped else { return false }
+            state.firstAttemptSettled = false
+            settled.store(false, ordering: .releasing)
             state.task = Task { await self.run() }
+            return true
         }
+        if started {
+            group.next().scheduleTask(in: Self.firstAttemptWait) { self.settleFirstAttempt() }
+        }
+    }
+
+    /// Waits, if the first attempt to subscribe is under way, until it is
+    /// over (at most ``firstAttemptWait``). One atomic load otherwise.
+    func awaitFirstAttempt() async {
+        if settled.load(ordering: .acquiring) { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.firstAttemptSettled { return true }
+                state.firstAttemptWaiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Ends the start-up wait (first call only); resumes the waiters.
+    private func settleFirstAttempt() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            if state.firstAttemptSettled { return [] }
+            state.firstAttemptSettled = true
+            settled.store(true, ordering: .releasing)
+            defer { state.firstAttemptWaiters = [] }
+            return state.firstAttemptWaiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Stops for good: closes the connection and waits for the loop to end.
@@ -123,11 +168,13 @@ final class RedisInvalidationSubscriber: Sendable {
                 if dirty.exchange(false, ordering: .sequentiallyConsistent) { await handler(.all) }
                 subscriptionCount.add(1, ordering: .relaxed)
                 ready.store(true, ordering: .releasing)
+                settleFirstAttempt()
                 await pump(opened, pushes)
                 state.withLock { $0.lastError = "invalidation connection closed" }
             } catch {
                 state.withLock { $0.lastError = "\(error)" }
             }
+            settleFirstAttempt()  // a first attempt that failed: nobody waits for the retries
             ready.store(false, ordering: .releasing)
             let wasCoherent = coherent.exchange(false, ordering: .sequentiallyConsistent)
             await connection?.close()
@@ -138,6 +185,7 @@ final class RedisInvalidationSubscriber: Sendable {
         }
         ready.store(false, ordering: .releasing)
         coherent.store(false, ordering: .sequentiallyConsistent)
+        settleFirstAttempt()
     }
 
     /// Keeps `connection` for ``stop()``; `false` if stopped meanwhile.

@@ -264,6 +264,43 @@ import Testing
         await redis.shutdown(); await server.kill()
     }
 
+    /// A composition read right after it is made waits (briefly) for the
+    /// level's subscription instead of racing it: no flush at start-up, and
+    /// the read's back-fills are not dropped (one origin read, not two).
+    @Test func aReadAtStartUpWaitsForTheSubscriptionAndKeepsItsBackfills() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv10:")
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let originReads = Atomic<Int>(0)
+        let cache = memory + redis + BasicFetcher<String, String> { key in
+            originReads.add(1, ordering: .relaxed)
+            return "origin:\(key)"
+        }
+        #expect(try await cache.get("k") == "origin:k")
+        await cache.waitForPendingWrites()
+        #expect(redis.nearCacheFlushes == 0, "the read came before the subscription and was flushed for")
+        #expect(try await redis.getIfPresent("k") == "origin:k", "back-filled into Redis")
+        #expect(try await cache.get("k") == "origin:k")
+        #expect(originReads.load(ordering: .relaxed) == 1)
+        await redis.shutdown(); await server.kill()
+    }
+
+    /// The start-up wait is bounded: with the server stopped the
+    /// subscription never comes, and a read still falls through to the
+    /// origin (after the wait, and its own command timeout).
+    @Test func theStartUpWaitIsBoundedWhenTheSubscriptionNeverComes() async throws {
+        let server = try await RedisServer()
+        kill(server.process.processIdentifier, SIGSTOP)
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv11:", commandTimeout: .milliseconds(500))
+        let cache = MemoryCacheLevel<String, String>(capacity: 1 << 20) + redis + BasicFetcher<String, String> { "origin:\($0)" }
+        let start = ContinuousClock.now
+        #expect(try await cache.get("k") == "origin:k")
+        #expect(ContinuousClock.now - start < .seconds(10), "the read waited on the subscription")
+        #expect(!redis.isReceivingInvalidations)
+        kill(server.process.processIdentifier, SIGCONT)
+        await redis.shutdown(); await server.kill()
+    }
+
     @Test func aLevelUsedBeforeItSubscribedFlushesAboveOnceSubscribed() async throws {
         let server = try await RedisServer()
         let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv9:")
