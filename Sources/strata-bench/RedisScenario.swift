@@ -66,8 +66,13 @@ struct RedisScenario {
                 }
             }
         }
-        let pipelinedRun = await Self.measure(ops: inFlight, pipelinedGets)
-        let pipelinedOnLoopRun = await Self.measure(ops: inFlight, on: level.taskExecutor, pipelinedGets)
+        // Five runs of each, interleaved; the rows give the median and min–max.
+        var pipelinedRuns: [Run] = [], pipelinedOnLoopRuns: [Run] = []
+        for _ in 0..<5 {
+            pipelinedRuns.append(await Self.measure(ops: inFlight, pipelinedGets))
+            pipelinedOnLoopRuns.append(await Self.measure(ops: inFlight, on: level.taskExecutor, pipelinedGets))
+        }
+        let pipelinedRun = Run.median(pipelinedRuns), pipelinedOnLoopRun = Run.median(pipelinedOnLoopRuns)
 
         let sequential = redisBenchmark(port: port, requests: ops, pipeline: 1)
         let pipelined = redisBenchmark(port: port, requests: ops * 2, pipeline: 16)
@@ -76,7 +81,7 @@ struct RedisScenario {
             if let p50 = run.latency.percentile(0.5), let p99 = run.latency.percentile(0.99) { notes.append("p50 \(fmt(p50)) p99 \(fmt(p99))") }
             if !note.isEmpty { notes.append(note) }
             return Row(scenario: name, threads: 1, nsPerOp: 1e9 / run.opsPerSecond, opsPerSecond: run.opsPerSecond,
-                       minOpsPerSecond: run.opsPerSecond, maxOpsPerSecond: run.opsPerSecond,
+                       minOpsPerSecond: run.minOpsPerSecond, maxOpsPerSecond: run.maxOpsPerSecond,
                        baseline: baseline == nil ? nil : "redis-benchmark",
                        ratioToBaseline: baseline.map { $0 / run.opsPerSecond }, note: notes.joined(separator: "  "))
         }
@@ -115,6 +120,25 @@ struct RedisScenario {
         let opsPerSecond: Double
         let cpuMicrosecondsPerOp: Double
         let latency: LatencySnapshot
+        var minOpsPerSecond: Double
+        var maxOpsPerSecond: Double
+
+        init(opsPerSecond: Double, cpuMicrosecondsPerOp: Double, latency: LatencySnapshot) {
+            self.opsPerSecond = opsPerSecond
+            self.cpuMicrosecondsPerOp = cpuMicrosecondsPerOp
+            self.latency = latency
+            minOpsPerSecond = opsPerSecond
+            maxOpsPerSecond = opsPerSecond
+        }
+
+        /// The median run (by throughput), with the range of all of them.
+        static func median(_ runs: [Run]) -> Run {
+            let sorted = runs.sorted { $0.opsPerSecond < $1.opsPerSecond }
+            var middle = sorted[sorted.count / 2]
+            middle.minOpsPerSecond = sorted.first!.opsPerSecond
+            middle.maxOpsPerSecond = sorted.last!.opsPerSecond
+            return middle
+        }
     }
 
     /// Runs `body` (which does `ops` operations), on `executor` if given.
