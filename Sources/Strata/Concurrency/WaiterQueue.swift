@@ -28,7 +28,8 @@ struct WaiterQueue<Output: Sendable>: Sendable {
     }
 
     private var slots: [UInt64: Slot] = [:]
-    /// Parked ids in arrival order; ids no longer parked are skipped lazily.
+    /// Parked ids in arrival order; ids no longer parked are skipped lazily
+    /// and dropped in bulk (see `dropStaleOrder()`).
     private var order: Deque<UInt64> = []
     private var nextID: UInt64 = 0
     /// Waiters parked right now.
@@ -88,7 +89,21 @@ struct WaiterQueue<Output: Sendable>: Sendable {
         guard case .parked(let continuation) = slots[id] else { return nil }
         slots[id] = nil
         parkedCount -= 1
+        dropStaleOrder()
         return continuation
+    }
+
+    /// Waiters taken by id or cancelled stay in `order` until a
+    /// ``resumeFirst()`` pops them, and some owners never call it (a pool
+    /// resumes by id): forget them when nobody is parked, and compact the
+    /// order once it is mostly stale, so it never outgrows the parked waiters
+    /// by more than a constant factor (amortised O(1) per waiter).
+    private mutating func dropStaleOrder() {
+        if parkedCount == 0 {
+            order.removeAll(keepingCapacity: order.count <= 64)
+        } else if order.count > 2 * parkedCount + 64 {
+            order = Deque(order.filter { if case .parked = slots[$0] { true } else { false } })
+        }
     }
 
     /// The longest-parked waiter, removed.
