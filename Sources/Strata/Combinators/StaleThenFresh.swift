@@ -26,6 +26,10 @@ extension ComposedCache {
     /// their value is yielded (`.fresh`) and written back into the upper
     /// levels (with its expiry, and only if no write to the key got in first,
     /// as for a get); then the stream finishes. At most two readings, cached first.
+    /// A reading is never older than one yielded before it: when a write to
+    /// the key through this composition (or a change reported by a shared
+    /// store) overlapped the two reads, the lower one may predate the cached
+    /// one, and the stream ends with the cached reading alone.
     ///
     /// Failures: if the refresh fails after a cached reading, the stream ends
     /// with that error (the caller already holds the stale value). If neither
@@ -37,15 +41,20 @@ extension ComposedCache {
         return AsyncThrowingStream { continuation in
             let task = Task {
                 var hadCached = false
+                // Taken before the upper read, so a write that overlaps either read is seen.
+                let ticket = self.order.beginRead(key)
                 if let cached = try? await upper.getIfPresent(key) {
                     hadCached = true
                     continuation.yield(CacheReading(value: cached, source: .cached))
                 }
-                let ticket = self.order.beginRead(key)
                 do {
                     if let fresh = try await lower.entry(forKey: key) {
                         self.backfill(fresh, forKey: key, ticket: ticket)
-                        continuation.yield(CacheReading(value: fresh.value, source: .fresh))
+                        // A write overlapped the readings: the lower one may be older than the
+                        // cached one already yielded (a set that reached `upper` first), so it is not yielded.
+                        if !hadCached || self.order.isCurrent(ticket) {
+                            continuation.yield(CacheReading(value: fresh.value, source: .fresh))
+                        }
                         continuation.finish()
                     } else {
                         continuation.finish(throwing: hadCached ? nil : FetchError.valueNotInCache)

@@ -150,6 +150,18 @@ final class WriteOrder: Sendable {
         }
     }
 
+    /// Whether no write, clear or change reported from elsewhere has touched
+    /// the ticket's key since it was taken (`false` for a `nil` ticket: a
+    /// write was in progress then): what was read since is not older than
+    /// anything read before.
+    func isCurrent(_ ticket: Ticket?) -> Bool {
+        guard let ticket else { return false }
+        return state.withLock { state in
+            state.stripes[ticket.stripe].started == ticket.started && state.epoch == ticket.epoch
+                && !state.changed(ticket.hash, since: ticket.changes)
+        }
+    }
+
     /// Runs `write` (the back-fill into the upper level) if the ticket is
     /// still valid; returns whether it ran.
     @usableFromInline
