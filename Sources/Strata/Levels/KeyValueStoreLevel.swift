@@ -15,7 +15,8 @@ import Darwin
 /// - `onMemoryWarning` drops the soft copy only; the next read reloads the file.
 /// - **Processes (and several levels on one domain) agree**: every operation
 ///   checks the file's identity (inode, size, modification time) and reloads
-///   the soft copy when someone else replaced the file; writes hold an `flock`
+///   the soft copy when someone else replaced the file (the version read is
+///   kept open, so no later version can get its inode: ``OpenFileVersion``); writes hold an `flock`
 ///   on the directory and apply their change to the latest file, so no
 ///   writer's update is lost.
 /// - Every write rewrites the file durably (temporary file, fsync, rename,
@@ -42,7 +43,9 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
     /// The soft copy and the version of the file it was read from.
     private struct Snapshot {
         var entries: [String: Entry]
-        var identity: FileIO.Identity?
+        /// The file version the entries were read from (`nil`: no file).
+        var version: OpenFileVersion?
+        var identity: FileIO.Identity? { version?.identity }
     }
     private let soft = Mutex<Snapshot?>(nil)
     private let writes = Mutex(())
@@ -73,10 +76,11 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
     private func domain() throws -> [String: Entry] {
         let identity = FileIO.identity(file.path)
         if let copy = soft.withLock({ $0 }), copy.identity == identity { return copy.entries }
-        // Measured before reading: if the file changes meanwhile, the next
+        // Opened before reading: if the file changes meanwhile, the next
         // call sees another identity and reads again.
+        let version = OpenFileVersion(path: file.path)
         let loaded = try load()
-        soft.withLock { $0 = Snapshot(entries: loaded, identity: identity) }
+        soft.withLock { $0 = Snapshot(entries: loaded, version: version) }
         return loaded
     }
 
@@ -134,8 +138,8 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
                                                      durable: true) {
                     throw DiskCacheError.writeFailed(path: file.path, errno: code)
                 }
-                let identity = FileIO.identity(file.path)
-                soft.withLock { $0 = Snapshot(entries: updated, identity: identity) }
+                let version = OpenFileVersion(path: file.path)
+                soft.withLock { $0 = Snapshot(entries: updated, version: version) }
             }
         }
     }
