@@ -21,8 +21,15 @@ import Glibc
 ///   what others queue meanwhile (they only append), so concurrent requests
 ///   share writes. When replies are still awaited (requests in flight, more
 ///   likely coming), the writer is the event loop instead, on its next tick:
-///   what gathers until then goes out in one `send`, as before. Bytes go out in the order they were queued, which is the
-///   order their replies are registered in (one critical section does both).
+///   what gathers until then goes out in one `send`. Bytes go out in the
+///   order they were queued, which is the order their replies are registered
+///   in (one critical section does both).
+/// - **On the connection's own loop** (tasks on ``EventLoopTaskExecutor``)
+///   the loop is always the writer: the tasks one read resumed run in the
+///   same tick and queue theirs first. Once ``earlyFlush`` requests are
+///   queued, the task that finds them takes the writer's role from the
+///   scheduled loop write (which then finds its token gone and does nothing)
+///   and sends them, so the server works while the rest of the tick runs.
 /// - **A full socket buffer** (a stalled server): the writer hands what is
 ///   left to NIO, which writes it when the socket drains, and keeps the
 ///   writer's role until NIO is done, so nothing overtakes it. Callers never
