@@ -19,10 +19,17 @@ struct RESPDecoder {
     }
 
     /// Adds a read's bytes after what is still buffered.
+    ///
+    /// The bytes the parser consumed are dropped before appending, once they
+    /// are at least as many as those left (so each consumed byte pays for at
+    /// most one move): `ByteBuffer` never drops them itself, and a server
+    /// whose every read ends inside the next reply (replies streamed without
+    /// pause) would otherwise make the buffer hold everything ever received.
     mutating func feed(_ bytes: ByteBuffer) {
         if buffered.readableBytes == 0 {
             buffered = bytes  // the common case: the previous read was consumed whole
         } else {
+            if buffered.readerIndex >= buffered.readableBytes { buffered.discardReadBytes() }
             var bytes = bytes
             buffered.writeBuffer(&bytes)
         }
