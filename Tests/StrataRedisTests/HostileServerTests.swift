@@ -80,6 +80,13 @@ final class HostileServer: Sendable {
     }
 }
 
+/// Makes the event loops exist (their descriptors are opened on first use).
+enum RedisServerWarmUp {
+    static func group() async throws -> Bool {
+        try await MultiThreadedEventLoopGroup.singleton.next().submit { true }.get()
+    }
+}
+
 func bulk(_ text: String) -> String { "$\(text.utf8.count)\r\n\(text)\r\n" }
 func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 /// `text` as one write per byte.
@@ -118,4 +125,117 @@ func openDescriptors() -> Int {
         // 20,000 replies of ~107 bytes went through: ~2 MB if nothing is discarded.
         #expect((buffered?.capacity ?? .max) < 64 * 1024, "decoder holds \(buffered?.capacity ?? -1) bytes for \(buffered?.readableBytes ?? -1) unread")
     }
+
+    static func get(_ client: RedisClient, _ key: String) async throws -> String? {
+        guard case .bulkString(let buffer?) = try await client.send(["GET", key].map { Array($0.utf8) }) else { return nil }
+        return String(buffer: buffer)
+    }
+
+    /// 32 callers at once; each must get the reply to its own request.
+    static func concurrentGets(_ client: RedisClient, onTheLoop: Bool) async throws -> [String: String?] {
+        func run() async throws -> [String: String?] {
+            try await withThrowingTaskGroup(of: (String, String?).self) { group in
+                for index in 0..<32 {
+                    group.addTask { ("k\(index)", try await get(client, "k\(index)")) }
+                }
+                var results: [String: String?] = [:]
+                for try await (key, value) in group { results[key] = value }
+                return results
+            }
+        }
+        return onTheLoop ? try await withTaskExecutorPreference(client.taskExecutor) { try await run() } : try await run()
+    }
+
+    @Test(arguments: [false, true])
+    func repliesSplitByteByByteAndPushFramesBetweenReachTheirOwnCallers(onTheLoop: Bool) async throws {
+        _ = try await RedisServerWarmUp.group()
+        let before = openDescriptors()
+        let server = try await HostileServer { command, _ in
+            guard command.first == "GET", command.count == 2 else { return .write([bytes("-ERR unknown\r\n")]) }
+            return .write(split(">2\r\n+invalidate\r\n*1\r\n$1\r\nx\r\n" + bulk("value of " + command[1])))
+        }
+        let client = try client(server, connections: 2)
+        for round in 0..<3 {
+            let results = try await Self.concurrentGets(client, onTheLoop: onTheLoop)
+            for (key, value) in results { #expect(value == "value of \(key)", "round \(round)") }
+        }
+        #expect(server.accepted == 2)
+        await client.shutdown()
+        await server.close()
+        #expect(await poll { openDescriptors() <= before }, "\(openDescriptors()) descriptors, \(before) before")
+    }
+
+    @Test func garbageFailsTheCallersAndTheNextRequestGetsANewConnection() async throws {
+        let before = openDescriptors()
+        let server = try await HostileServer { command, connection in
+            connection == 0 ? .write([bytes("?garbage\r\n")]) : .write([bytes(bulk("value of " + command[1]))])
+        }
+        let client = try client(server)
+        await #expect(throws: RedisError.self) { try await Self.get(client, "a") }
+        #expect(try await Self.get(client, "b") == "value of b")
+        #expect(server.accepted == 2)
+        await client.shutdown()
+        await server.close()
+        #expect(await poll { openDescriptors() <= before }, "\(openDescriptors()) descriptors, \(before) before")
+    }
+
+    @Test func anExtraReplyClosesTheConnection() async throws {
+        let server = try await HostileServer { command, connection in
+            connection == 0 ? .write([bytes(bulk("value of " + command[1]) + bulk("extra"))]) : .write([bytes(bulk("value of " + command[1]))])
+        }
+        let client = try client(server)
+        let conn = try await client.connection()
+        #expect(try await Self.get(client, "a") == "value of a")
+        // The extra reply, with nothing waiting, closes the connection: the next request gets its own reply on a new one.
+        #expect(await poll { !conn.isActive })
+        #expect(try await Self.get(client, "b") == "value of b")
+        #expect(server.accepted == 2)
+        await client.shutdown()
+        await server.close()
+    }
+
+    @Test func aConnectionClosedMidTransactionFailsItAndIsReplaced() async throws {
+        let server = try await HostileServer { command, connection in
+            switch command.first {
+            case "MULTI": return .write([bytes("+OK\r\n")])
+            case "GET", "PTTL": return .write([bytes("+QUEUED\r\n")])
+            case "EXEC" where connection == 0: return .writeAndClose(bytes("*2\r\n$5\r\nval"))
+            case "EXEC" where connection == 1: return .write([bytes("*1\r\n" + bulk("only one"))])  // one result for two commands
+            case "EXEC": return .write([bytes("*2\r\n" + bulk("v") + ":100\r\n")])
+            default: return .write([bytes("-ERR\r\n")])
+            }
+        }
+        let client = try client(server)
+        let commands = [["GET", "k"], ["PTTL", "k"]].map { $0.map { Array($0.utf8) } }
+        await #expect(throws: RedisError.connectionClosed) { try await client.send(transaction: commands) }
+        // EXEC's reply does not match the transaction: the stream cannot be
+        // trusted, so the connection is replaced.
+        await #expect(throws: RedisError.self) { try await client.send(transaction: commands) }
+        let replies = try await client.send(transaction: commands)
+        #expect(replies.count == 2)
+        #expect(replies.last == .integer(100))
+        #expect(server.accepted == 3)
+        await client.shutdown()
+        await server.close()
+    }
+
+    @Test(arguments: [false, true])
+    func aSilentServerFailsEveryCallerWithinTheTimeoutAndIsReplaced(onTheLoop: Bool) async throws {
+        let before = openDescriptors()
+        let server = try await HostileServer { command, connection in
+            connection == 0 ? .silent : .write([bytes(bulk("value of " + command[1]))])
+        }
+        let client = try client(server, timeout: .milliseconds(300))
+        let started = ContinuousClock.now
+        let outcome = await Result { try await Self.concurrentGets(client, onTheLoop: onTheLoop) }
+        #expect(ContinuousClock.now - started < .seconds(2))
+        guard case .failure(let error) = outcome else { Issue.record("answered \(outcome)"); return }
+        #expect(error as? RedisError == .timeout || error as? RedisError == .connectionClosed, "\(error)")
+        let results = try await Self.concurrentGets(client, onTheLoop: onTheLoop)
+        for (key, value) in results { #expect(value == "value of \(key)") }
+        await client.shutdown()
+        await server.close()
+        #expect(await poll { openDescriptors() <= before }, "\(openDescriptors()) descriptors, \(before) before")
+    }
 }
+
