@@ -144,7 +144,8 @@ public final class RedisClient: Sendable {
     /// no other client's command runs between them. Returns their replies in
     /// order; a command's error reply is returned as ``RESPValue/error(_:)``.
     public func send(transaction commands: [[[UInt8]]]) async throws -> [RESPValue] {
-        let replies = try await send(batch: [[RedisCommandName.multi]] + commands + [[RedisCommandName.exec]])
+        let connection = try await connection()
+        let replies = try await connection.send(batch: [[RedisCommandName.multi]] + commands + [[RedisCommandName.exec]])
         for reply in replies.dropLast() {
             switch reply {
             case .error(let message): throw RedisError.server(message)  // the transaction was refused (EXECABORT follows)
@@ -155,7 +156,11 @@ public final class RedisClient: Sendable {
         switch replies.last {
         case .array(let results?) where results.count == commands.count: return results
         case .error(let message): throw RedisError.server(message)
-        case let other: throw RedisError.protocolError("EXEC answered \(other.map { "\($0)" } ?? "nothing")")
+        case let other:
+            // Not the transaction's answer: the replies and requests may be
+            // out of step, so the connection is not used again.
+            connection.closeSoon()
+            throw RedisError.protocolError("EXEC answered \(other.map { "\($0)" } ?? "nothing")")
         }
     }
 

@@ -17,7 +17,7 @@ final class RedisConnection: Sendable {
         self.timeout = timeout
     }
 
-    var isActive: Bool { channel.isActive && !queue.isClosed }
+    var isActive: Bool { channel.isActive && !queue.isClosed && !closed.load(ordering: .relaxed) }
 
     /// Connects, authenticates and selects the database. Push frames (RESP3)
     /// go to `pushes` when given (and are dropped otherwise); it is finished
