@@ -32,11 +32,18 @@ final class HostileServer: Sendable {
     var port: Int { channel.localAddress!.port! }
     var url: String { "redis://127.0.0.1:\(port)" }
 
-    init(_ respond: @escaping Responder) async throws {
+    private let children = Locked<[any Channel]>([])
+
+    /// - Parameter readsPaused: reads nothing until ``resumeReading()`` (the client's socket fills).
+    init(readsPaused: Bool = false, _ respond: @escaping Responder) async throws {
         let tally = self.tally
+        let children = self.children
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.autoRead, value: !readsPaused)
+            .childChannelOption(.socketOption(.so_rcvbuf), value: 4096)
             .childChannelInitializer { child in
+                children.value.withLock { $0.append(child) }
                 let number = tally.value.wrappingAdd(1, ordering: .relaxed).oldValue
                 return child.eventLoop.makeCompletedFuture {
                     try child.pipeline.syncOperations.addHandler(Handler(respond: respond, number: number))
@@ -45,7 +52,16 @@ final class HostileServer: Sendable {
             .bind(host: "127.0.0.1", port: 0).get()
     }
 
-    func close() async { try? await channel.close() }
+    func close() async {
+        try? await channel.close()
+        for child in children.value.withLock({ $0 }) { try? await child.close() }
+    }
+
+    func resumeReading() {
+        for child in children.value.withLock({ $0 }) {
+            child.setOption(.autoRead, value: true).whenSuccess { child.read() }
+        }
+    }
 
     final class Handler: ChannelInboundHandler {
         typealias InboundIn = ByteBuffer
@@ -78,6 +94,11 @@ final class HostileServer: Sendable {
         }
         typealias OutboundOut = ByteBuffer
     }
+}
+
+final class Locked<T: Sendable>: Sendable {
+    let value: Mutex<T>
+    init(_ initial: T) { value = Mutex(initial) }
 }
 
 /// Makes the event loops exist (their descriptors are opened on first use).
@@ -238,4 +259,3 @@ func openDescriptors() -> Int {
         #expect(await poll { openDescriptors() <= before }, "\(openDescriptors()) descriptors, \(before) before")
     }
 }
-
