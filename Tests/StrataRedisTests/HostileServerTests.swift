@@ -259,3 +259,39 @@ func openDescriptors() -> Int {
         #expect(await poll { openDescriptors() <= before }, "\(openDescriptors()) descriptors, \(before) before")
     }
 }
+
+import StrataTestSupport
+
+@Suite(.serialized) struct RedisClientKillTests {
+    /// 16 tasks set and read their own keys while the data connections are
+    /// killed by `CLIENT KILL` again and again: each read answers its own
+    /// key's value or fails, never another's.
+    @Test(arguments: [false, true])
+    func killedConnectionsNeverAnswerAnotherCaller(onTheLoop: Bool) async throws {
+        let server = try await RedisServer()
+        let client = RedisClient(configuration: try RedisConfiguration(url: server.url, connections: 2, commandTimeout: .seconds(2)))
+        let wrong = Locked<[String]>([])
+        func run() async {
+            await withTaskGroup(of: Void.self) { group in
+                for task in 0..<16 {
+                    group.addTask {
+                        for round in 0..<200 {
+                            let key = "t\(task)", value = "\(task)-\(round)"
+                            guard (try? await client.send("SET", key, value)) != nil else { continue }
+                            guard let reply = try? await client.send("GET", key) else { continue }
+                            if case .bulkString(let buffer?) = reply, String(buffer: buffer) == value { continue }
+                            wrong.value.withLock { $0.append("\(key): \(reply) for \(value)") }
+                        }
+                    }
+                }
+                group.addTask {
+                    for _ in 0..<20 { try? await redisCLI(server, "CLIENT", "KILL", "TYPE", "normal") }
+                }
+            }
+        }
+        if onTheLoop { await withTaskExecutorPreference(client.taskExecutor) { await run() } } else { await run() }
+        #expect(wrong.value.withLock { $0 }.isEmpty, "\(wrong.value.withLock { $0.prefix(5) })")
+        await client.shutdown()
+        await server.kill()
+    }
+}
