@@ -83,9 +83,10 @@ final class HostileServer: Sendable {
                 case .write(let chunks):
                     for chunk in chunks { context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: chunk)), promise: nil) }
                 case .writeAndClose(let bytes):
-                    context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes))).whenComplete { _ in
-                        context.close(promise: nil)
-                    }
+                    // Written, then closed: the channel's writes complete in order.
+                    context.write(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
+                    context.flush()
+                    context.close(mode: .all, promise: nil)
                     return
                 case .silent:
                     break
@@ -294,7 +295,7 @@ import StrataTestSupport
                     }
                 }
                 group.addTask {
-                    for _ in 0..<20 { try? await redisCLI(server, "CLIENT", "KILL", "TYPE", "normal") }
+                    for _ in 0..<20 { _ = try? await redisCLI(server, "CLIENT", "KILL", "TYPE", "normal") }
                 }
             }
         }
