@@ -234,7 +234,7 @@ struct Run: AsyncParsableCommand {
             write: { if !json { print($0) } },
             writeError: { FileHandle.standardError.write(Data("strata: \($0)\n".utf8)) }
         )
-        let failures = await runner.run(lines: text.components(separatedBy: "\n"), source: source)
+        let failures = await runner.run(lines: ScriptRunner.lines(of: text), source: source)
         print(json ? runner.statisticsJSON() : "\n" + runner.statisticsTable())
         if failures > 0 { throw ExitCode(1) }
     }

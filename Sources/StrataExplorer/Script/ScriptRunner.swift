@@ -15,6 +15,17 @@ public struct ScriptRunner {
         self.writeError = writeError
     }
 
+    /// A script's lines as `readLine` gives them on stdin: split at each
+    /// `\n` (by scalar: Swift reads `\r\n` as one Character, which a
+    /// Character-based split never matches) without a line's final `\r`.
+    public static func lines(of text: String) -> [String] {
+        text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            var scalars = String.UnicodeScalarView(line)
+            if scalars.last == "\r" { scalars.removeLast() }
+            return String(scalars)
+        }
+    }
+
     /// Runs every line; returns the number of lines that failed.
     public func run(lines: [String], source: String) async -> Int {
         var failures = 0
