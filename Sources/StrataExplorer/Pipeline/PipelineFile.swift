@@ -55,7 +55,12 @@ public enum PipelineFile {
         var levelsNode: Node?
         for (key, value) in mapping {
             switch key.string {
-            case "name": name = try string(value, field: "name", file: file)
+            case "name":
+                name = try string(value, field: "name", file: file)
+                if hasControlCharacters(name) {
+                    throw PipelineFileError(file: file, line: value.mark?.line, field: "name",
+                                            message: "the name contains control characters; names are printable text")
+                }
             case "levels": levelsNode = value
             default:
                 throw PipelineFileError(file: file, line: key.mark?.line, field: key.string,
@@ -202,9 +207,9 @@ public enum PipelineFile {
             }
         }
         let condition = try text("condition")
-        if let condition, condition.isEmpty || condition.contains(where: { $0.isWhitespace }) {
+        if let condition, condition.isEmpty || condition.contains(where: { $0.isWhitespace }) || hasControlCharacters(condition) {
             throw PipelineFileError(file: file, line: fields["condition"]?.mark?.line, field: "\(path).condition",
-                                    message: "a toggle name is one word, got \"\(condition)\"")
+                                    message: "a toggle name is one word, got \"\(printable(condition))\"")
         }
         let policy = try value("policy") { node -> EvictionPolicy in
             guard let text = node.string, let policy = EvictionPolicy(rawValue: text.lowercased()) else {
@@ -213,8 +218,15 @@ public enum PipelineFile {
             }
             return policy
         }
+        // A level's name is typed after `clear` and printed in tables and
+        // panes: one word of printable text.
+        let name = try text("name")
+        if let name, name.isEmpty || name.contains(where: { $0.isWhitespace }) || hasControlCharacters(name) {
+            throw PipelineFileError(file: file, line: fields["name"]?.mark?.line, field: "\(path).name",
+                                    message: "a level name is one word of printable text, got \"\(printable(name))\"")
+        }
         return LevelSpec(
-            name: try text("name") ?? (index == 0 ? "L1" : "\(kind)\(index + 1)"),
+            name: name ?? (index == 0 ? "L1" : "\(kind)\(index + 1)"),
             kind: levelKind,
             ttl: try duration("ttl"),
             pooled: pooled ?? false,
@@ -223,6 +235,15 @@ public enum PipelineFile {
             policy: policy,
             line: node.mark?.line
         )
+    }
+
+    static func hasControlCharacters(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
+    /// `text` with control characters as `·`, for a message on one line.
+    static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? "·" : $0 }))
     }
 
     static func string(_ node: Node, field: String, file: String) throws -> String {
