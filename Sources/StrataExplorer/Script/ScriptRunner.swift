@@ -26,6 +26,13 @@ public struct ScriptRunner {
         }
     }
 
+    /// A message as one line of text: control characters it quotes from the
+    /// script (`clear x<ESC>[2J`) are shown as `·`, as on the screen, never sent
+    /// to the terminal.
+    static func printable(_ message: String) -> String {
+        String(String.UnicodeScalarView(message.unicodeScalars.map { $0.properties.generalCategory == .control ? "·" : $0 }))
+    }
+
     /// Runs every line; returns the number of lines that failed.
     public func run(lines: [String], source: String) async -> Int {
         var failures = 0
@@ -36,7 +43,7 @@ public struct ScriptRunner {
             do {
                 command = try CommandParser.parse(line)
             } catch {
-                writeError("\(source):\(index + 1): \(error.message)")
+                writeError("\(source):\(index + 1): \(Self.printable(error.message))")
                 failures += 1
                 continue
             }
@@ -52,10 +59,10 @@ public struct ScriptRunner {
                 await workload.finished()
                 write("> \(line)\n  \(workload.completed) gets in \(String(format: "%.1f", workload.elapsedSeconds))s")
             } else {
-                write("> \(line)\n  \(outcome.message)")
+                write("> \(line)\n  \(Self.printable(outcome.message))")
             }
             if outcome.isError {
-                writeError("\(source):\(index + 1): \(outcome.message)")
+                writeError("\(source):\(index + 1): \(Self.printable(outcome.message))")
                 failures += 1
             }
         }
