@@ -193,7 +193,15 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
             case .renamedInto(let name):
                 guard let id = EntryID(fileName: name) else { continue }
                 let own = state.withLock { $0.ownRenames.removeValue(forKey: id) }
-                if let own, fingerprint(path + "/" + name) == own { continue }
+                if let own {
+                    // Our own rename, unless the file now holds another
+                    // version. A file already gone (this level evicted it:
+                    // a checked delete moves it aside, which sends no event
+                    // here) changed nothing another writer made; a delete by
+                    // another writer has its own event.
+                    let current = fingerprint(path + "/" + name)
+                    if current == nil || current == own { continue }
+                }
                 state.withLock { state in
                     if let key = state.keys[id] { report(.key(key), &state) }
                 }
