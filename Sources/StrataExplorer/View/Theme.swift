@@ -206,9 +206,11 @@ public struct Theme: Equatable, Sendable {
     /// A theme by name (user themes in `directories` first, then built-ins) or by path.
     public static func load(_ nameOrPath: String, directories: [String]) throws -> Theme {
         if nameOrPath.contains("/") || nameOrPath.hasSuffix(".theme") {
-            guard let data = FileManager.default.contents(atPath: nameOrPath),
-                  let text = String(data: data, encoding: .utf8) else {
+            guard let data = FileManager.default.contents(atPath: nameOrPath) else {
                 throw ThemeError(file: nameOrPath, line: nil, message: "cannot read the theme file")
+            }
+            guard let text = String(data: data, encoding: .utf8) else {
+                throw ThemeError(file: nameOrPath, line: nil, message: "the file is not UTF-8 text")
             }
             let name = URL(fileURLWithPath: nameOrPath).deletingPathExtension().lastPathComponent
             return try parse(text, name: name, file: nameOrPath)
