@@ -114,19 +114,6 @@ func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 /// `text` as one write per byte.
 func split(_ text: String) -> [[UInt8]] { text.utf8.map { [$0] } }
 
-/// Open descriptors of this process that are sockets connected to `port`
-/// (other suites run meanwhile: a count of all descriptors would be theirs too).
-func socketsTo(_ port: Int) -> Int {
-    guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return -1 }
-    return names.compactMap(Int32.init).filter { fd in
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) == 0 }
-        }
-        return ok && Int32(address.sin_family) == AF_INET && Int(UInt16(bigEndian: address.sin_port)) == port
-    }.count
-}
 
 @Suite(.serialized) struct HostileServerTests {
     func client(_ server: HostileServer, timeout: Duration = .seconds(2), connections: Int = 1) throws -> RedisClient {

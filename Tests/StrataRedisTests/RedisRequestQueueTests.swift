@@ -85,18 +85,6 @@ import Testing
         await server.kill()
     }
 
-    /// Open descriptors of this process that are sockets connected to `port`.
-    func socketsTo(port: Int) -> Int {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return -1 }
-        return names.compactMap(Int32.init).filter { fd in
-            var address = sockaddr_in()
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let ok = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) == 0 }
-            }
-            return ok && Int32(address.sin_family) == AF_INET && Int(UInt16(bigEndian: address.sin_port)) == port
-        }.count
-    }
 
     @Test func anEmptyBatchReturnsAtOnce() async throws {
         let server = try await RedisServer()
@@ -110,9 +98,9 @@ import Testing
         let server = try await RedisServer()
         let connection = try await connect(server)
         #expect(try await Self.echo(connection, "hi") == "hi")
-        #expect(socketsTo(port: server.port) == 2, "NIO's descriptor and the connection's duplicate")
+        #expect(socketsTo(server.port) == 2, "NIO's descriptor and the connection's duplicate")
         await connection.close()
-        #expect(await poll { socketsTo(port: server.port) == 0 }, "\(socketsTo(port: server.port)) left open")
+        #expect(await poll { socketsTo(server.port) == 0 }, "\(socketsTo(server.port)) left open")
         await #expect(throws: RedisError.connectionClosed) { try await Self.echo(connection, "late") }
         await server.kill()
     }
@@ -128,6 +116,6 @@ import Testing
         let outcome = await Result { try await waiting.value }
         guard case .failure(let error) = outcome else { Issue.record("answered: \(outcome)"); return }
         #expect(error is RedisError, "\(error)")
-        #expect(await poll { socketsTo(port: server.port) == 0 })
+        #expect(await poll { socketsTo(server.port) == 0 })
     }
 }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 @testable import StrataRedis
 import StrataTestSupport
@@ -53,4 +56,18 @@ struct PendingReply {
         replies = PendingReplies(count: 1) { result in promise.completeWith(result.map { $0[0] }) }
         future = promise.futureResult
     }
+}
+
+/// Open descriptors of this process that are sockets connected to `port`
+/// (other suites run meanwhile: a count of all descriptors would be theirs too).
+func socketsTo(_ port: Int) -> Int {
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return -1 }
+    return names.compactMap(Int32.init).filter { fd in
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) == 0 }
+        }
+        return ok && Int32(address.sin_family) == AF_INET && Int(UInt16(bigEndian: address.sin_port)) == port
+    }.count
 }
