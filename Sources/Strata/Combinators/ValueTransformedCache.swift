@@ -7,7 +7,8 @@
 /// declines with a ``FetchError`` (a conditioned transformer) is a skip: on a
 /// get, a miss; on a set, the level keeps no value for the key (its old one is
 /// removed, so it can never be served). Any other failure fails that request
-/// with a ``LevelFailure`` naming the level and key.
+/// with a ``LevelFailure`` naming the level and key; a set that fails so
+/// also removes the old value (a back-fill's leaves it: it follows a miss).
 public struct ValueTransformedCache<Inner: CacheLevel, NewValue: Sendable>: WrapperLevel {
     public typealias Key = Inner.Key
     public typealias Value = NewValue
@@ -60,8 +61,18 @@ public struct ValueTransformedCache<Inner: CacheLevel, NewValue: Sendable>: Wrap
     }
 
     public func set(_ value: NewValue, forKey key: Key, expiresAt: CacheInstant?) async throws {
-        let stored = try await transformedOrMiss(inner.name, .inverseTransformValue, key: key) {
-            try await CacheContext.outsideBackfill { try await inverse(key, value) }
+        let stored: Inner.Value?
+        do {
+            stored = try await transformedOrMiss(inner.name, .inverseTransformValue, key: key) {
+                try await CacheContext.outsideBackfill { try await inverse(key, value) }
+            }
+        } catch {
+            // The set fails, so the value it was replacing must go too (best
+            // effort), or a later get would be answered with it. Not for a
+            // back-fill's: it follows a miss here, so any value the level
+            // holds now was written since, and is newer.
+            if !CacheContext.isBackfill { try? await inner.remove(key) }
+            throw error
         }
         guard let stored else { return try await inner.remove(key) }
         if let expiresAt {
