@@ -7,16 +7,21 @@ extension RedisCacheLevel {
     /// invalidation connection, unless `invalidatesLevelsAbove` is `false`:
     ///
     /// - A dedicated RESP3 connection (`HELLO 3`, named `strata-invalidation`)
-    ///   with `CLIENT TRACKING ON BCAST PREFIX <prefix>`: Redis pushes the
-    ///   name of every key under the prefix that is set, deleted, expired or
-    ///   evicted, and a null for `FLUSHDB`/`FLUSHALL`. They are published as
-    ///   `.key(k)` (keys of a level whose prefix extends this one are
-    ///   skipped) and `.all`.
-    /// - Writes of this process are reported too (no `NOLOOP`: the data
-    ///   connections are not the tracking one, and one level may sit under
-    ///   several compositions, which must all hear of each other's writes).
-    ///   So a key written through a composition is dropped from the levels
-    ///   above shortly after, and the next read back-fills it from Redis.
+    ///   with `CLIENT TRACKING ON BCAST PREFIX <prefix> NOLOOP`: Redis pushes
+    ///   the name of every key under the prefix that another client sets,
+    ///   deletes, expires or evicts, and a null for `FLUSHDB`/`FLUSHALL`. They
+    ///   are published as `.key(k)` (keys of a level whose prefix extends this
+    ///   one are skipped) and `.all`.
+    /// - This process's own writes: while subscribed, the level sends its
+    ///   writes on that connection, so Redis does not report them back
+    ///   (`NOLOOP`) and the composition that wrote keeps what it wrote. The
+    ///   level reports each of its writes to its listeners itself, right after
+    ///   it (``CacheContext/isLocalWriteReport`` is true meanwhile): every
+    ///   other composition over it in this process drops the key; the writing
+    ///   one skips it (``CacheWriteOrigin``). A back-fill into Redis is a
+    ///   script, and Redis counts a script's writes as the script's, not the
+    ///   connection's: those are still reported back, so the levels above drop
+    ///   a key shortly after back-filling it.
     /// - When the connection drops (or misses a health-check `PING`), `.all`
     ///   is published, since changes may have been missed; it reconnects with
     ///   a backoff and subscribes again, and publishes `.all` once more if the

@@ -102,6 +102,31 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         subscriber.noteActivity()
     }
 
+    /// The connection for this level's writes: while subscribed, the
+    /// tracking connection, which tracks with `NOLOOP`, so Redis does not
+    /// report the write back to this process (``reportOwnWrite(_:)`` tells
+    /// the compositions that did not make it); otherwise a pooled one.
+    func writeConnection() async throws -> RedisConnection {
+        if let connection = subscriber?.writeConnection { return connection }
+        return try await client.connection()
+    }
+
+    /// Sends a write (see ``writeConnection()``); a server error throws.
+    func sendWrite(_ arguments: [[UInt8]]) async throws -> RESPValue {
+        try RedisClient.checked(await writeConnection().send(arguments))
+    }
+
+    /// Tells the listeners of this level in this process of its own write,
+    /// which Redis does not report back (see ``writeConnection()``), with the
+    /// write's ``CacheWriteOrigin``: the composition that made it skips the
+    /// report, others drop the key. After the write, whether or not it
+    /// succeeded (a failed write may still have reached Redis).
+    func reportOwnWrite(_ invalidation: CacheInvalidation<Key>) {
+        guard subscriber != nil, !listeners.isEmpty else { return }
+        let origin = CacheContext.writeOrigin, listeners = self.listeners
+        Task { await CacheContext.reportingLocalWrite(by: origin) { await listeners.publish(invalidation) } }
+    }
+
     /// Values that did not decode with this level's codec.
     public var decodeFailures: Int { decodeFailureCount.load(ordering: .relaxed) }
 
@@ -213,6 +238,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         await beginOperation()
+        defer { reportOwnWrite(.key(key)) }
         let encoded = try codec.encoded(value)
         let name = redisKey(key)
         var arguments = [RedisCommandName.set, name, Array(encoded)]
@@ -223,7 +249,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         // The time left is measured once a connection is in hand: Redis counts
         // `PX` from when it runs the command, and a connect (or a wait for
         // one) can take seconds, which the value must not get on top.
-        let connection = try await client.connection()
+        let connection = try await writeConnection()
         if let deadline {
             guard let left = Self.timeLeft(until: deadline, from: clock.now()) else {
                 // Already past: the value must not be readable even for the
@@ -281,7 +307,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         default: break
         }
         if ContinuousClock.now - sent >= Self.backfillMargin {
-            _ = try? await client.send([RedisCommandName.eval, Array(Self.undoScript.utf8), Array("1".utf8), name, Array(encoded)])
+            _ = try? await sendWrite([RedisCommandName.eval, Array(Self.undoScript.utf8), Array("1".utf8), name, Array(encoded)])
             throw BackfillDeclined()
         }
     }
@@ -326,10 +352,9 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     /// Sets the tombstone `KEYS[1]` to the server's time in microseconds (as
     /// text: Lua numbers would print fewer digits) for `ARGV[1]`
-    /// milliseconds, after deleting `KEYS[2]` if given.
+    /// milliseconds.
     static var tombstoneScript: String {
         """
-        if KEYS[2] then redis.call('DEL', KEYS[2]) end
         local t = redis.call('TIME')
         redis.call('SET', KEYS[1], t[1] .. string.rep('0', 6 - #t[2]) .. t[2], 'PX', ARGV[1])
         return 1
@@ -356,18 +381,25 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// Longer TTLs are stored without expiry (nanoseconds; 100 years).
     static var longestTTL: Int64 { 100 * 365 * 86_400 * 1_000_000_000 }
 
-    /// `DEL`, and a tombstone for the key holding the server's time (one
-    /// script), which declines back-fills of reads that began before it (see
-    /// ``set(_:forKey:expiresAt:)``). Where scripts are refused, a plain `DEL`.
+    /// A tombstone for the key holding the server's time, which declines
+    /// back-fills of reads that began before it (see
+    /// ``set(_:forKey:expiresAt:)``), then `DEL`, in one write. Where scripts
+    /// are refused, the `DEL` alone.
+    ///
+    /// The `DEL` is not part of the script: Redis takes a script's writes for
+    /// the script's, not the connection's, so `NOLOOP` would not keep it from
+    /// being reported back. A back-fill running between the two commands
+    /// meets the tombstone already, so the order keeps the guarantee.
     public func remove(_ key: Key) async throws {
         await beginOperation()
+        defer { reportOwnWrite(.key(key)) }
         let name = redisKey(key)
-        do {
-            _ = try await client.send([RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("2".utf8),
-                                       tombstone(of: name), name, Array(String(Self.tombstoneMilliseconds).utf8)])
-        } catch RedisError.server {
-            _ = try await client.send([RedisCommandName.del, name])
-        }
+        let replies = try await writeConnection().send(batch: [
+            [RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("1".utf8),
+             tombstone(of: name), Array(String(Self.tombstoneMilliseconds).utf8)],
+            [RedisCommandName.del, name],
+        ])
+        _ = try RedisClient.checked(replies[1])
     }
 
     /// Deletes every key of this level (and nothing else: not the keys of a
@@ -378,9 +410,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     @discardableResult
     public func clearPrefix() async throws -> Int {
         await beginOperation()
+        defer { reportOwnWrite(.all) }
         // First the tombstone: back-fills of reads that began before the
         // clear are declined (best effort: scripts may be refused).
-        _ = try? await client.send([RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("1".utf8),
+        _ = try? await sendWrite([RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("1".utf8),
                                     tombstoneOfAll, Array(String(Self.tombstoneMilliseconds).utf8)])
         var cursor = "0"
         var removed = 0
@@ -393,7 +426,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             cursor = String(decoding: next, as: UTF8.self)
             let names = keys.compactMap(\.bytes).filter(ownsKey)
             if !names.isEmpty {
-                _ = try await client.send([RedisCommandName.unlink] + names)
+                _ = try await sendWrite([RedisCommandName.unlink] + names)
                 removed += names.count
             }
         } while cursor != "0"

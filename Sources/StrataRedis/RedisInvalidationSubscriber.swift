@@ -3,10 +3,14 @@ import Strata
 import Synchronization
 
 /// One dedicated RESP3 connection on which Redis reports every change to a
-/// key under a prefix, by any client: `HELLO 3`, then
-/// `CLIENT TRACKING ON BCAST PREFIX <prefix>`. Each `invalidate` push is
-/// handed on as the Redis key names it carries (`.key`), or `.all` when its
-/// payload is null (`FLUSHDB`, `FLUSHALL`).
+/// key under a prefix, by any other client: `HELLO 3`, then
+/// `CLIENT TRACKING ON BCAST PREFIX <prefix> NOLOOP`. Each `invalidate` push
+/// is handed on as the Redis key names it carries (`.key`), or `.all` when
+/// its payload is null (`FLUSHDB`, `FLUSHALL`).
+///
+/// - Own writes: while subscribed, the level sends its writes on this
+///   connection (``writeConnection``), and `NOLOOP` keeps Redis from
+///   reporting them back: the composition that wrote holds what it wrote.
 ///
 /// - Connection loss: the connection is health-checked with a `PING` per
 ///   interval (a reply missing past the command timeout closes it). When it
@@ -41,6 +45,8 @@ final class RedisInvalidationSubscriber: Sendable {
     private struct State {
         var task: Task<Void, Never>?
         var connection: RedisConnection?
+        /// `connection` once subscribed, until its loss is noticed.
+        var writer: RedisConnection?
         var stopped = false
         var lastError: String?
         /// Operations waiting for the first attempt to subscribe.
@@ -74,6 +80,13 @@ final class RedisInvalidationSubscriber: Sendable {
 
     /// Whether invalidations are being received now.
     var isReady: Bool { ready.load(ordering: .acquiring) }
+
+    /// The subscribed connection, for the level's writes (Redis does not
+    /// report a write made on it back to it); `nil` while not subscribed.
+    var writeConnection: RedisConnection? {
+        guard isReady else { return nil }
+        return state.withLock { $0.writer }.flatMap { $0.isActive ? $0 : nil }
+    }
     /// Subscriptions made so far (1 + reconnections).
     var subscriptions: Int { subscriptionCount.load(ordering: .relaxed) }
     /// Why the last connection or subscription failed, if one did.
@@ -167,6 +180,7 @@ final class RedisInvalidationSubscriber: Sendable {
                 coherent.store(true, ordering: .sequentiallyConsistent)
                 if dirty.exchange(false, ordering: .sequentiallyConsistent) { await handler(.all) }
                 subscriptionCount.add(1, ordering: .relaxed)
+                state.withLock { $0.writer = opened }
                 ready.store(true, ordering: .releasing)
                 settleFirstAttempt()
                 await pump(opened, pushes)
@@ -176,6 +190,7 @@ final class RedisInvalidationSubscriber: Sendable {
             }
             settleFirstAttempt()  // a first attempt that failed: nobody waits for the retries
             ready.store(false, ordering: .releasing)
+            state.withLock { $0.writer = nil }
             let wasCoherent = coherent.exchange(false, ordering: .sequentiallyConsistent)
             await connection?.close()
             if isStopped || Task.isCancelled { break }
@@ -184,6 +199,7 @@ final class RedisInvalidationSubscriber: Sendable {
             backoff = min(backoff * 2, Self.maximumBackoff)
         }
         ready.store(false, ordering: .releasing)
+        state.withLock { $0.writer = nil }
         coherent.store(false, ordering: .sequentiallyConsistent)
         settleFirstAttempt()
     }
@@ -203,7 +219,7 @@ final class RedisInvalidationSubscriber: Sendable {
             ["CLIENT", "SETNAME", Self.clientName],
         ]
         let replies = try await connection.send(batch: commands.map { $0.map { Array($0.utf8) } }
-            + [["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX"].map { Array($0.utf8) } + [prefix]])
+            + [["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX"].map { Array($0.utf8) } + [prefix, Array("NOLOOP".utf8)]])
         for reply in replies {
             switch reply {
             case .error(let message): throw RedisError.server(message)

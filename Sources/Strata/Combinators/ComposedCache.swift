@@ -22,7 +22,9 @@
 ///   removed from `upper` (and a back-fill of it in flight is dropped); when it
 ///   reports that anything may have changed, `upper` is cleared. Counted in
 ///   ``invalidationsApplied``. A change reported by `upper` (a shared store
-///   inside it) drops the back-fills into `upper` that began before it.
+///   inside it) drops the back-fills into `upper` that began before it. A
+///   store's report of a write this composition made itself is skipped
+///   (``CacheWriteOrigin``): `upper` holds what was written.
 public struct ComposedCache<Upper: CacheLevel, Lower: CacheLevel>: CacheLevel
 where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     public typealias Key = Upper.Key
@@ -61,7 +63,11 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         self.specialisedValue = value
         self.specialisedEntry = entry
         let order = self.order, invalidations = self.invalidations
+        let writer = ObjectIdentifier(order)
         lower.addInvalidationListener { [upper] invalidation in
+            // A store's report of a write this composition made: `upper`
+            // holds what was written (see ``CacheWriteOrigin``).
+            if CacheContext.isReport(ofWriteBy: writer) { return }
             invalidations.increment()
             switch invalidation {
             case .key(let key):
@@ -82,6 +88,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         // drops its own copies; this only notes the change (per key: see
         // ``WriteOrder``).
         upper.addInvalidationListener { invalidation in
+            if CacheContext.isReport(ofWriteBy: writer) { return }
             switch invalidation {
             case .key(let key): order.noteChanged(key)
             case .all: order.noteChangedAll()
@@ -224,6 +231,17 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         top topWrite: @escaping @Sendable () async throws -> Void,
         bottom bottomWrite: @escaping @Sendable () async throws -> Void
     ) async throws {
+        try await CacheContext.writing(as: ObjectIdentifier(order)) {
+            try await writeInOrder(operation, key, top: topWrite, bottom: bottomWrite)
+        }
+    }
+
+    /// The body of ``write(_:_:top:bottom:)``, run as this composition's write.
+    private func writeInOrder(
+        _ operation: CacheOperation, _ key: Key,
+        top topWrite: @escaping @Sendable () async throws -> Void,
+        bottom bottomWrite: @escaping @Sendable () async throws -> Void
+    ) async throws {
         let stripe = await order.beginWrite(key)
         defer { order.endWrite(stripe) }
         let upper = self.upper, lower = self.lower
@@ -256,19 +274,23 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     }
 
     public func clear() async {
-        await order.beginClear()
-        defer { order.endClear() }
-        async let top: Void = upper.clear()
-        async let bottom: Void = lower.clear()
-        _ = await (top, bottom)
+        await CacheContext.writing(as: ObjectIdentifier(order)) {
+            await order.beginClear()
+            defer { order.endClear() }
+            async let top: Void = upper.clear()
+            async let bottom: Void = lower.clear()
+            _ = await (top, bottom)
+        }
     }
 
     public func onMemoryWarning() async {
-        await order.beginClear()
-        defer { order.endClear() }
-        async let top: Void = upper.onMemoryWarning()
-        async let bottom: Void = lower.onMemoryWarning()
-        _ = await (top, bottom)
+        await CacheContext.writing(as: ObjectIdentifier(order)) {
+            await order.beginClear()
+            defer { order.endClear() }
+            async let top: Void = upper.onMemoryWarning()
+            async let bottom: Void = lower.onMemoryWarning()
+            _ = await (top, bottom)
+        }
     }
 
     /// A change to either level reported by its store is a change to this one.

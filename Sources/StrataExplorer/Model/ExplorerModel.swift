@@ -61,19 +61,35 @@ public final class ExplorerModel: Sendable {
         listenForInvalidations()
     }
 
-    /// Keys this explorer set or removed, and when (for labelling echoes).
-    private let ownWrites = Mutex<[String: ContinuousClock.Instant]>([:])
+    /// Keys this explorer back-filled into a Redis level, and when; and the
+    /// keys of gets under way (whose back-fills may be landing): Redis
+    /// reports those writes back (a back-fill is a script, which `NOLOOP`
+    /// does not cover), and the log says so rather than blame another client.
+    private let redisBackfills = Mutex<(done: [String: ContinuousClock.Instant], underway: [String: Int])>(([:], [:]))
 
-    private func noteOwnWrite(_ key: String) {
-        let now = ContinuousClock.now
-        ownWrites.withLock { writes in
-            writes[key] = now
-            if writes.count > 1024 { writes = writes.filter { now - $0.value < .seconds(2) } }
+    private func beginGet(_ key: String) { redisBackfills.withLock { $0.underway[key, default: 0] += 1 } }
+
+    private func endGet(_ key: String) {
+        redisBackfills.withLock { backfills in
+            backfills.underway[key, default: 1] -= 1
+            if backfills.underway[key] == 0 { backfills.underway[key] = nil }
         }
     }
 
-    private func wroteRecently(_ key: String) -> Bool {
-        ownWrites.withLock { $0[key].map { ContinuousClock.now - $0 < .seconds(2) } ?? false }
+    private func noteRedisBackfills(_ key: String, _ events: [CacheEvent]) {
+        let redisLevels = Set(pipeline.levels.filter { if case .redis = $0.spec.kind { true } else { false } }.map(\.spec.name))
+        guard events.contains(where: { $0.isBackfill && $0.outcome == .stored && redisLevels.contains($0.level) }) else { return }
+        let now = ContinuousClock.now
+        redisBackfills.withLock { backfills in
+            backfills.done[key] = now
+            if backfills.done.count > 1024 { backfills.done = backfills.done.filter { now - $0.value < .seconds(2) } }
+        }
+    }
+
+    private func backfilledRecently(_ key: String) -> Bool {
+        redisBackfills.withLock { backfills in
+            backfills.underway[key] != nil || backfills.done[key].map { ContinuousClock.now - $0 < .seconds(2) } ?? false
+        }
     }
 
     /// Logs every change a shared level (Redis, a disk directory other
@@ -81,15 +97,14 @@ public final class ExplorerModel: Sendable {
     private func listenForInvalidations() {
         for level in pipeline.levels {
             let name = level.spec.name
-            // Redis reports this process's own writes too; a disk level does not.
-            let echoesOwnWrites = if case .redis = level.spec.kind { true } else { false }
             level.cache.addInvalidationListener { [weak self] invalidation in
+                // This explorer's own write, which a shared level reports to
+                // the other compositions over it in this process: not news.
+                if CacheContext.isLocalWriteReport { return }
                 switch invalidation {
                 case .key(let key):
-                    // A shared store may echo this explorer's own write back
-                    // (Redis reports every write); say which it was.
-                    let own = echoesOwnWrites && (self?.wroteRecently(key) ?? false)
-                    self?.log("invalidated \(key) (\(own ? "echo of this explorer's write" : "by another client"), via \(name))")
+                    let echo = self?.backfilledRecently(key) ?? false
+                    self?.log("invalidated \(key) (\(echo ? "echo of this explorer's back-fill" : "by another client"), via \(name))")
                 case .all: self?.log("\(name): levels above flushed (store flushed or contact lost)")
                 }
             }
@@ -220,7 +235,6 @@ public final class ExplorerModel: Sendable {
             do {
                 // Only the levels that count entries can say whether they held the key.
                 let before = pipeline.levels.map { $0.entries() }
-                noteOwnWrite(key)
                 try await pipeline.cache.remove(key)
                 let counted = zip(pipeline.levels, before).filter { $0.1 != nil }
                 let holders = counted.filter { level, count in (level.entries() ?? 0) < (count ?? 0) }.map(\.0.spec.name)
@@ -377,6 +391,8 @@ public final class ExplorerModel: Sendable {
     }
 
     private func get(_ key: String) async -> CommandOutcome {
+        beginGet(key)
+        defer { endGet(key) }
         let trace = RequestTrace()
         let started = ContinuousClock.now
         let value: Data?
@@ -393,6 +409,7 @@ public final class ExplorerModel: Sendable {
             let above = forward.filter { $0.outcome != .hit }.count
             await trace.waitForEvents(count: forward.count + above, timeout: .seconds(2))
         }
+        noteRedisBackfills(key, trace.events)
         let line = "get \(key)  " + Self.path(trace.events, levels: skippable()) + (value == nil ? " → not found" : "")
         log(line, isError: forward.contains { $0.outcome == .error })
         guard let value else { return CommandOutcome("get \(key): not found in any level") }
@@ -403,7 +420,6 @@ public final class ExplorerModel: Sendable {
     private func set(_ key: String, _ value: String) async -> CommandOutcome {
         let data = Data(value.utf8)
         do {
-            noteOwnWrite(key)
             let declinedBefore = declinedSets()
             try await pipeline.cache.set(data, forKey: key)
             // An adaptive level may decline a new key when it is full (the

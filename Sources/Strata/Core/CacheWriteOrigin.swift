@@ -1,0 +1,50 @@
+/// The compositions a write passed through on its way down to a shared store.
+///
+/// A store that does not report a process's own writes back to it (Redis
+/// tracking with `NOLOOP`) spares the composition that wrote a needless drop
+/// of the value it has just written. Other compositions over the same store
+/// in the same process still hold the old value, so the store reports its own
+/// write to its listeners itself (``CacheContext/reportingLocalWrite(by:_:)``),
+/// with the write's origin, and each composition skips the report of a write
+/// it is part of.
+public struct CacheWriteOrigin: Sendable {
+    @usableFromInline var writers: [ObjectIdentifier] = []
+
+    public init() {}
+
+    func contains(_ writer: ObjectIdentifier) -> Bool { writers.contains(writer) }
+}
+
+extension CacheContext {
+    /// The compositions whose write is running in this task (empty outside
+    /// one): a shared store captures it with each write it makes.
+    public static var writeOrigin: CacheWriteOrigin { origin }
+
+    @TaskLocal static var origin = CacheWriteOrigin()
+
+    /// Set while a store delivers a report of its own write.
+    @TaskLocal static var report: CacheWriteOrigin?
+
+    /// Whether the invalidation being delivered reports a write made in this
+    /// process through the level (``reportingLocalWrite(by:_:)``), not a
+    /// change another client made.
+    public static var isLocalWriteReport: Bool { report != nil }
+
+    /// Delivers a store's report of its own write, made with `origin`:
+    /// listeners see ``isLocalWriteReport``, and a composition in `origin`
+    /// skips it (it made the write and holds its result). Writes the
+    /// listeners make meanwhile start with no origin.
+    public static func reportingLocalWrite(by origin: CacheWriteOrigin, _ body: () async -> Void) async {
+        await $report.withValue(origin) { await $origin.withValue(CacheWriteOrigin()) { await body() } }
+    }
+
+    /// Runs a composition's write with `writer` added to ``writeOrigin``.
+    static func writing<T>(as writer: ObjectIdentifier, _ body: () async throws -> T) async rethrows -> T {
+        var extended = origin
+        extended.writers.append(writer)
+        return try await $origin.withValue(extended) { try await body() }
+    }
+
+    /// Whether the invalidation being delivered reports a write `writer` is part of.
+    static func isReport(ofWriteBy writer: ObjectIdentifier) -> Bool { report?.contains(writer) ?? false }
+}
