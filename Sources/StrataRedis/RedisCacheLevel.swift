@@ -239,7 +239,13 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         await beginOperation()
         defer { reportOwnWrite(.key(key)) }
-        let encoded = try codec.encoded(value)
+        let encoded: Data
+        do { encoded = try codec.encoded(value) } catch {
+            // A failed set leaves no older value to serve. (A back-fill
+            // follows a miss: what Redis holds now is newer; leave it.)
+            if !CacheContext.isBackfill { _ = try? await sendWrite([RedisCommandName.del, redisKey(key)]) }
+            throw error
+        }
         let name = redisKey(key)
         var arguments = [RedisCommandName.set, name, Array(encoded)]
         var milliseconds: [UInt8] = []
