@@ -122,9 +122,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// report, others drop the key. After the write, whether or not it
     /// succeeded (a failed write may still have reached Redis).
     func reportOwnWrite(_ invalidation: CacheInvalidation<Key>) {
-        guard subscriber != nil, !listeners.isEmpty else { return }
-        let origin = CacheContext.writeOrigin, listeners = self.listeners
-        Task { await CacheContext.reportingLocalWrite(by: origin) { await listeners.publish(invalidation) } }
+        if subscriber != nil { listeners.reportLocalWrite(invalidation) }
     }
 
     /// Values that did not decode with this level's codec.

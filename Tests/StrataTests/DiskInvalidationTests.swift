@@ -33,9 +33,8 @@ import Testing
     @Test func anEntryReplacedByAnotherWriterIsDroppedAbove() async throws {
         let dir = TemporaryDirectory(); defer { dir.remove() }
         let s = try Setup(dir)
-        try await s.disk.set("v1", forKey: "user:7")  // this process's own write: not reported
-        #expect(try await s.warm("user:7") == "v1")
-        #expect(s.memory.value(forKey: "user:7") == "v1")
+        try await s.disk.set("v1", forKey: "user:7")  // reported to the composition, at once
+        #expect(await poll { (try? await s.warm("user:7")) == "v1" && s.memory.value(forKey: "user:7") == "v1" })
         try await s.other.set("v2", forKey: "user:7")
         #expect(await poll { s.memory.value(forKey: "user:7") == nil }, "the memory level kept the replaced value")
         #expect(try await s.cache.get("user:7") == "v2")
@@ -137,13 +136,39 @@ extension DiskInvalidationTests {
         try await s.cache.set("x", forKey: "settled")
         try await s.other.set("y", forKey: "settled")
         #expect(await poll { s.memory.value(forKey: "settled") == nil })
-        try await s.disk.remove("a")  // directly: the memory level keeps its copy
+        let watched = s.disk.invalidationsReported
+        // Directly, not through the composition: the level reports its own
+        // writes to the compositions over it itself (the watch does not).
+        try await s.disk.remove("a")
+        #expect(await poll { s.memory.value(forKey: "a") == nil }, "a direct remove reaches the level above")
+        #expect(s.memory.value(forKey: "b") == "b")
         await s.disk.clear()
+        #expect(await poll { s.memory.value(forKey: "b") == nil }, "so does a direct clear")
         try await s.cache.set("x", forKey: "marker")
         try await s.other.set("y", forKey: "marker")
         // Events arrive in order: once the marker's change is seen, the
         // remove's and clear's events have been handled too.
         #expect(await poll { s.memory.value(forKey: "marker") == nil })
-        #expect(s.memory.value(forKey: "a") == "a" && s.memory.value(forKey: "b") == "b")
+        #expect(s.disk.invalidationsReported == watched + 1, "the watch reported only the other writer's change")
+    }
+
+    /// One disk level under two compositions in one process: a write through
+    /// one drops the key from the other's memory level, not from its own.
+    @Test func aWriteThroughOneCompositionReachesTheOtherOverTheSameLevel() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let disk = try DiskCacheLevel<String, String>(directory: dir.url, capacity: 1 << 20)
+        let memoryA = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let memoryB = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cacheA = memoryA + disk, cacheB = memoryB + disk
+        try await cacheA.set("v1", forKey: "k")
+        #expect(await poll { cacheB.invalidationsApplied == 1 })
+        #expect(await poll {
+            (try? await cacheB.getIfPresent("k")) == "v1" && memoryB.value(forKey: "k") == "v1"
+        }, "B read it into its memory level")
+        try await cacheA.set("v2", forKey: "k")
+        #expect(await poll { memoryB.value(forKey: "k") == nil }, "B's memory level kept the value A replaced")
+        #expect(memoryA.value(forKey: "k") == "v2", "A keeps what it wrote")
+        #expect(cacheA.invalidationsApplied == 0)
+        #expect(try await cacheB.get("k") == "v2")
     }
 }

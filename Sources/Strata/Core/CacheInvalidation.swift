@@ -30,6 +30,18 @@ public final class InvalidationListeners<Key: Sendable>: Sendable {
     public func publish(_ invalidation: CacheInvalidation<Key>) async {
         for listener in listeners.withLock({ $0 }) { await listener(invalidation) }
     }
+
+    /// Reports a write the level made itself, which its store does not report
+    /// back to this process, to every listener with the write's
+    /// ``CacheWriteOrigin``: the compositions the write passed through skip
+    /// it, other compositions over the level drop the key. Delivered at once,
+    /// in a task of its own (a listener applying it may have to wait for a
+    /// write of its composition in progress, which may be this one's caller).
+    public func reportLocalWrite(_ invalidation: CacheInvalidation<Key>) {
+        guard !isEmpty else { return }
+        let origin = CacheContext.writeOrigin
+        Task { await CacheContext.reportingLocalWrite(by: origin) { await self.publish(invalidation) } }
+    }
 }
 
 import Synchronization

@@ -11,3 +11,14 @@ func poll(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Boo
     }
     return condition()
 }
+
+/// ``poll(timeout:_:)`` for a condition that awaits.
+func poll(timeout: Duration = .seconds(5), _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        await Task.yield()
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return await condition()
+}

@@ -12,6 +12,9 @@ extension DiskCacheLevel {
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         try Task.checkCancellation()
+        // The directory's watch does not report this level's own writes; the
+        // other compositions over it in this process hear of them here.
+        defer { changes.listeners.reportLocalWrite(.key(key)) }
         let bytes = keyBytes(key)
         let id = EntryID(keyBytes: bytes)
         // Whatever refuses this value below also drops the value it replaces,
@@ -84,6 +87,7 @@ extension DiskCacheLevel {
     }
 
     public func remove(_ key: Key) async throws {
+        defer { changes.listeners.reportLocalWrite(.key(key)) }
         let id = EntryID(keyBytes: keyBytes(key))
         let file = file(id)
         let directory = path
