@@ -274,22 +274,23 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     }
 
     public func clear() async {
-        await CacheContext.writing(as: ObjectIdentifier(order)) {
-            await order.beginClear()
-            defer { order.endClear() }
-            async let top: Void = upper.clear()
-            async let bottom: Void = lower.clear()
-            _ = await (top, bottom)
-        }
+        await clearing(top: { [upper] in await upper.clear() }, bottom: { [lower] in await lower.clear() })
     }
 
     public func onMemoryWarning() async {
+        await clearing(top: { [upper] in await upper.onMemoryWarning() },
+                       bottom: { [lower] in await lower.onMemoryWarning() })
+    }
+
+    /// Runs a clear of both levels as this composition's write, ordered
+    /// against every write and back-fill (it holds every stripe).
+    private func clearing(top: @escaping @Sendable () async -> Void, bottom: @escaping @Sendable () async -> Void) async {
         await CacheContext.writing(as: ObjectIdentifier(order)) {
             await order.beginClear()
             defer { order.endClear() }
-            async let top: Void = upper.onMemoryWarning()
-            async let bottom: Void = lower.onMemoryWarning()
-            _ = await (top, bottom)
+            async let topDone: Void = top()
+            async let bottomDone: Void = bottom()
+            _ = await (topDone, bottomDone)
         }
     }
 
