@@ -113,16 +113,44 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     /// Sends a write (see ``writeConnection()``); a server error throws.
     func sendWrite(_ arguments: [[UInt8]]) async throws -> RESPValue {
-        try RedisClient.checked(await writeConnection().send(arguments))
+        try RedisClient.checked(await Self.sendWrite([arguments], on: writeConnection())[0])
     }
 
-    /// Tells the listeners of this level in this process of its own write,
-    /// which Redis does not report back (see ``writeConnection()``), with the
-    /// write's ``CacheWriteOrigin``: the composition that made it skips the
-    /// report, others drop the key. After the write, whether or not it
-    /// succeeded (a failed write may still have reached Redis).
-    func reportOwnWrite(_ invalidation: CacheInvalidation<Key>) {
-        if subscriber != nil { listeners.reportLocalWrite(invalidation) }
+    /// Sends a write's commands and waits for their replies, even if the
+    /// caller is cancelled meanwhile (one cancelled before sends nothing):
+    /// Redis runs a command once it is sent, and the level's report of the
+    /// write (``reporting(_:_:)``) must not reach the other compositions
+    /// before Redis has run it. They would read the old value again and keep
+    /// it, and `NOLOOP` keeps Redis from reporting the write when it lands.
+    static func sendWrite(_ commands: [[[UInt8]]], on connection: RedisConnection) async throws -> [RESPValue] {
+        try Task.checkCancellation()
+        return try await Task { try await connection.send(batch: commands) }.value
+    }
+
+    /// Runs one of this level's writes, then tells the listeners of this
+    /// level in this process of it, which Redis does not report back (see
+    /// ``writeConnection()``). A write that succeeded (or a declined
+    /// back-fill) is reported with its ``CacheWriteOrigin``: the composition
+    /// that made it skips the report, others drop the key. A write that
+    /// failed is reported to every listener, the writer's compositions
+    /// included: it may have changed Redis all the same (a set that failed
+    /// deletes the old value; a composition removes it after), and what they
+    /// hold above is then what Redis does not.
+    func reporting<T>(_ invalidation: CacheInvalidation<Key>, _ write: () async throws -> T) async throws -> T {
+        do {
+            let result = try await write()
+            reportOwnWrite(invalidation, origin: CacheContext.writeOrigin)
+            return result
+        } catch {
+            reportOwnWrite(invalidation, origin: error is BackfillDeclined ? CacheContext.writeOrigin : CacheWriteOrigin())
+            throw error
+        }
+    }
+
+    /// Tells the listeners of this level in this process of its own write
+    /// (see ``reporting(_:_:)``).
+    func reportOwnWrite(_ invalidation: CacheInvalidation<Key>, origin: CacheWriteOrigin) {
+        if subscriber != nil { listeners.reportLocalWrite(invalidation, origin: origin) }
     }
 
     /// Values that did not decode with this level's codec.
@@ -236,7 +264,11 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         await beginOperation()
-        defer { reportOwnWrite(.key(key)) }
+        try await reporting(.key(key)) { try await store(value, forKey: key, expiresAt: expiresAt) }
+    }
+
+    /// The body of ``set(_:forKey:expiresAt:)``.
+    private func store(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         let encoded: Data
         do { encoded = try codec.encoded(value) } catch {
             // A failed set leaves no older value to serve. (A back-fill
@@ -259,7 +291,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                 // Already past: the value must not be readable even for the
                 // millisecond `PX 1` would keep it. A back-fill writes nothing.
                 if CacheContext.isBackfill { return }
-                _ = try RedisClient.checked(await connection.send([RedisCommandName.del, name]))
+                _ = try RedisClient.checked(await Self.sendWrite([[RedisCommandName.del, name]], on: connection)[0])
                 return
             }
             // Beyond a century (or past 64 bits) is "never": Redis refuses
@@ -270,7 +302,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             }
         }
         guard CacheContext.isBackfill else {
-            _ = try RedisClient.checked(await connection.send(arguments))
+            _ = try RedisClient.checked(await Self.sendWrite([arguments], on: connection)[0])
             return
         }
         // A back-fill carries what a level below held when the read began;
@@ -302,9 +334,9 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             guard readAge < CacheContext.backfillAgeLimit else { throw BackfillDeclined() }
             age = (readAge + Self.backfillMargin).nanoseconds / 1_000
         }
-        let reply = try await connection.send([RedisCommandName.eval, Array(Self.backfillScript.utf8), Array("3".utf8),
+        let reply = try await Self.sendWrite([[RedisCommandName.eval, Array(Self.backfillScript.utf8), Array("3".utf8),
                                                name, tombstone(of: name), tombstoneOfAll,
-                                               Array(encoded), milliseconds, Array(String(age).utf8)])
+                                               Array(encoded), milliseconds, Array(String(age).utf8)]], on: connection)[0]
         switch reply {
         case .null, .bulkString(nil): throw BackfillDeclined()
         case .error(let message): throw RedisError.server(message)
@@ -396,14 +428,15 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// meets the tombstone already, so the order keeps the guarantee.
     public func remove(_ key: Key) async throws {
         await beginOperation()
-        defer { reportOwnWrite(.key(key)) }
         let name = redisKey(key)
-        let replies = try await writeConnection().send(batch: [
-            [RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("1".utf8),
-             tombstone(of: name), Array(String(Self.tombstoneMilliseconds).utf8)],
-            [RedisCommandName.del, name],
-        ])
-        _ = try RedisClient.checked(replies[1])
+        try await reporting(.key(key)) {
+            let replies = try await Self.sendWrite([
+                [RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("1".utf8),
+                 tombstone(of: name), Array(String(Self.tombstoneMilliseconds).utf8)],
+                [RedisCommandName.del, name],
+            ], on: writeConnection())
+            _ = try RedisClient.checked(replies[1])
+        }
     }
 
     /// Deletes every key of this level (and nothing else: not the keys of a
@@ -414,7 +447,11 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     @discardableResult
     public func clearPrefix() async throws -> Int {
         await beginOperation()
-        defer { reportOwnWrite(.all) }
+        return try await reporting(.all) { try await unlinkAll() }
+    }
+
+    /// The body of ``clearPrefix()``.
+    private func unlinkAll() async throws -> Int {
         // First the tombstone: back-fills of reads that began before the
         // clear are declined (best effort: scripts may be refused).
         _ = try? await sendWrite([RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("1".utf8),

@@ -37,9 +37,13 @@ public final class InvalidationListeners<Key: Sendable>: Sendable {
     /// it, other compositions over the level drop the key. Delivered at once,
     /// in a task of its own (a listener applying it may have to wait for a
     /// write of its composition in progress, which may be this one's caller).
-    public func reportLocalWrite(_ invalidation: CacheInvalidation<Key>) {
+    ///
+    /// `origin`: the write's (by default the current task's); an empty one
+    /// for a write that failed in a way that may have changed the store, so
+    /// that the compositions it passed through drop what they took too.
+    public func reportLocalWrite(_ invalidation: CacheInvalidation<Key>,
+                                 origin: CacheWriteOrigin = CacheContext.writeOrigin) {
         guard !isEmpty else { return }
-        let origin = CacheContext.writeOrigin
         Task { await CacheContext.reportingLocalWrite(by: origin) { await self.publish(invalidation) } }
     }
 }
