@@ -122,4 +122,24 @@ import Testing
         #expect(above == nil || above == below, "B holds \(String(describing: above)), Redis \(String(describing: below))")
         await redis.shutdown(); await server.kill()
     }
+    /// The level's report of a write runs in a task of its own, which
+    /// inherits the writing request's task-locals: its trace (and back-fill
+    /// flag). Another composition's drop of the key, made in that task, is
+    /// then recorded as part of the writer's request (it was a push, handled
+    /// on the subscriber's task, before NOLOOP).
+    @Test func anotherCompositionsDropIsNotPartOfTheWritersTrace() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "ownt:")
+        let memoryA = MemoryCacheLevel<String, String>(capacity: 1 << 20).instrumented(name: "a")
+        let memoryB = MemoryCacheLevel<String, String>(capacity: 1 << 20).instrumented(name: "b")
+        let cacheA = memoryA + redis, cacheB = memoryB + redis
+        #expect(await poll { redis.isReceivingInvalidations })
+        let trace = RequestTrace()
+        try await trace.record { try await cacheA.set("v", forKey: "k") }
+        #expect(await poll { cacheB.invalidationsApplied == 1 })
+        try await Task.sleep(for: .milliseconds(100))
+        let foreign = trace.events.filter { $0.level == "b" }
+        #expect(foreign.isEmpty, "B's drop recorded in A's set: \(foreign)")
+        await redis.shutdown(); await server.kill()
+    }
 }
