@@ -33,9 +33,19 @@ extension CacheContext {
     /// Delivers a store's report of its own write, made with `origin`:
     /// listeners see ``isLocalWriteReport``, and a composition in `origin`
     /// skips it (it made the write and holds its result). Writes the
-    /// listeners make meanwhile start with no origin.
+    /// listeners make meanwhile start with no origin, and are no part of the
+    /// writing request (a task that delivers the report inherits its
+    /// task-locals): not in its ``trace``, not a back-fill.
     public static func reportingLocalWrite(by origin: CacheWriteOrigin, _ body: () async -> Void) async {
-        await $report.withValue(origin) { await $origin.withValue(CacheWriteOrigin()) { await body() } }
+        await $report.withValue(origin) {
+            await $origin.withValue(CacheWriteOrigin()) {
+                await $trace.withValue(nil) {
+                    await $backfill.withValue(false) {
+                        await $backfillReadStart.withValue(nil) { await body() }
+                    }
+                }
+            }
+        }
     }
 
     /// Runs a composition's write with `writer` added to ``writeOrigin``.
