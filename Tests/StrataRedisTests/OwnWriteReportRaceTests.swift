@@ -142,4 +142,30 @@ import Testing
         #expect(foreign.isEmpty, "B's drop recorded in A's set: \(foreign)")
         await redis.shutdown(); await server.kill()
     }
+    /// The same as a failed set, with the failure in a wrapper between the
+    /// memory level and Redis: a value transformation whose inverse throws.
+    /// The wrapper removes Redis's old value (and the composition does so
+    /// again); both removes succeed, so the level reports them with the
+    /// writer's origin, and the writer keeps "bad", which Redis never held.
+    @Test func aSetFailingInAWrapperAboveRedisLeavesNoValueAboveThatRedisDoesNotHold() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "ownf3:")
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let checked = ValueTransformedCache<RedisCacheLevel<String, String>, String>(
+            redis, transform: { _, value in value },
+            inverseTransform: { _, value in
+                guard value != "bad" else { throw Unencodable() }
+                return value
+            })
+        let cache = memory + checked
+        #expect(await poll { redis.isReceivingInvalidations })
+        try await cache.set("old", forKey: "k")
+        await #expect(throws: (any Error).self) { try await cache.set("bad", forKey: "k") }
+        try await settle(server, redis, prefix: "ownf3:")
+        let below = try await redis.getIfPresent("k")
+        let above = try await memory.getIfPresent("k")
+        #expect(below == nil, "the failed set removed Redis's value")
+        #expect(above == below, "memory holds \(String(describing: above)), Redis \(String(describing: below))")
+        await redis.shutdown(); await server.kill()
+    }
 }
