@@ -267,10 +267,15 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// effort), so no later get is answered with the value the set replaced.
     /// A nested composition (its error is a ``LevelsFailedError``) has
     /// already cleaned the level that failed inside it.
+    ///
+    /// The remove is no part of this composition's write: a shared store in
+    /// `level` reports it to this composition too (and to those the write
+    /// passed through), whose upper levels took the value the store now
+    /// does not hold.
     private static func clean<Level: CacheLevel>(_ level: Level, _ key: Key, after error: (any Error)?) async
     where Level.Key == Key {
         guard let error, !(error is LevelsFailedError) else { return }
-        _ = await attempt { try await level.remove(key) }
+        _ = await CacheContext.outsideWrite { await attempt { try await level.remove(key) } }
     }
 
     public func clear() async {

@@ -90,7 +90,10 @@ where A.Key == B.Key, A.Value == B.Value {
         _ write: @Sendable () async throws -> Void, lane: Lane, _ key: Key
     ) async throws where Lane.Key == Key {
         do { try await write() } catch {
-            if !(error is BackfillDeclined || error is CancellationError) { _ = await attempt { try await lane.remove(key) } }
+            if !(error is BackfillDeclined || error is CancellationError) {
+                // No part of the write: see ``ComposedCache``'s clean-up.
+                _ = await CacheContext.outsideWrite { await attempt { try await lane.remove(key) } }
+            }
             throw error
         }
     }

@@ -55,6 +55,14 @@ extension CacheContext {
         return try await $origin.withValue(extended) { try await body() }
     }
 
+    /// Runs `body` as part of no composition's write: a store reports what
+    /// it does to every composition over it, those the current write passed
+    /// through included. For the clean-up after a failed set: what the
+    /// levels above took from it is then what the store does not hold.
+    static func outsideWrite<T>(_ body: () async throws -> T) async rethrows -> T {
+        try await $origin.withValue(CacheWriteOrigin()) { try await body() }
+    }
+
     /// Whether the invalidation being delivered reports a write `writer` is part of.
     static func isReport(ofWriteBy writer: ObjectIdentifier) -> Bool { report?.contains(writer) ?? false }
 }
