@@ -131,18 +131,35 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// level in this process of it, which Redis does not report back (see
     /// ``writeConnection()``). A write that succeeded (or a declined
     /// back-fill) is reported with its ``CacheWriteOrigin``: the composition
-    /// that made it skips the report, others drop the key. A write that
-    /// failed is reported to every listener, the writer's compositions
-    /// included: it may have changed Redis all the same (a set that failed
-    /// deletes the old value; a composition removes it after), and what they
-    /// hold above is then what Redis does not.
+    /// that made it skips the report, others drop the key. A write Redis
+    /// refused, or one that failed here (a value that does not encode), is
+    /// reported to every listener, the writer's compositions included: it
+    /// may have changed Redis all the same (a set that fails deletes the old
+    /// value; a composition removes it after), and what they hold above is
+    /// then what Redis does not.
+    ///
+    /// A write that did not get an answer is not reported: either nothing
+    /// was sent (no connection, cancelled before sending), or the connection
+    /// it went on is gone, and Redis reports it back (a pooled connection:
+    /// not the tracking one), or the loss of the tracking connection is
+    /// reported as `.all` (and again once it subscribes, if the level was
+    /// used meanwhile). So during an outage the writer keeps what it wrote.
     func reporting<T>(_ invalidation: CacheInvalidation<Key>, _ write: () async throws -> T) async throws -> T {
         do {
             let result = try await write()
             reportOwnWrite(invalidation, origin: CacheContext.writeOrigin)
             return result
+        } catch is BackfillDeclined {
+            reportOwnWrite(invalidation, origin: CacheContext.writeOrigin)
+            throw BackfillDeclined()
         } catch {
-            reportOwnWrite(invalidation, origin: error is BackfillDeclined ? CacheContext.writeOrigin : CacheWriteOrigin())
+            switch error {
+            case is CancellationError, RedisError.connectionFailed, RedisError.unavailable,
+                 RedisError.connectionClosed, RedisError.timeout, RedisError.invalidReply:
+                break
+            default:
+                reportOwnWrite(invalidation, origin: CacheWriteOrigin())
+            }
             throw error
         }
     }

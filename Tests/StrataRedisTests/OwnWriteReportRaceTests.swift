@@ -168,4 +168,23 @@ import Testing
         #expect(above == below, "memory holds \(String(describing: above)), Redis \(String(describing: below))")
         await redis.shutdown(); await server.kill()
     }
+    /// A set while Redis is down changed nothing there: the writer keeps
+    /// what it wrote (as before NOLOOP), so the fix above does not empty the
+    /// memory level through an outage. (When Redis is back the level flushes
+    /// the levels above once it subscribes again, having been used meanwhile.)
+    @Test func aSetWhileRedisIsDownLeavesTheWritersValueAbove() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "ownd:", commandTimeout: .milliseconds(300))
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = memory + redis
+        #expect(await poll { redis.isReceivingInvalidations })
+        await server.kill()
+        // The loss is noticed (and flushed above) first.
+        #expect(await poll { !redis.isReceivingInvalidations && redis.nearCacheFlushes == 1 })
+        try await Task.sleep(for: .milliseconds(100))
+        await #expect(throws: (any Error).self) { try await cache.set("v", forKey: "k") }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await memory.getIfPresent("k") == "v")
+        await redis.shutdown()
+    }
 }
