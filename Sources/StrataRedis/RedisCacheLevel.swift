@@ -144,7 +144,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// not the tracking one), or the loss of the tracking connection is
     /// reported as `.all` (and again once it subscribes, if the level was
     /// used meanwhile). So during an outage the writer keeps what it wrote.
-    func reporting<T>(_ invalidation: CacheInvalidation<Key>, _ write: () async throws -> T) async throws -> T {
+    /// Unless `partial`: a write of several commands (a clear), whose earlier
+    /// ones were answered, is reported with its origin all the same.
+    func reporting<T>(_ invalidation: CacheInvalidation<Key>, partial: Bool = false,
+                      _ write: () async throws -> T) async throws -> T {
         do {
             let result = try await write()
             reportOwnWrite(invalidation, origin: CacheContext.writeOrigin)
@@ -156,7 +159,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             switch error {
             case is CancellationError, RedisError.connectionFailed, RedisError.unavailable,
                  RedisError.connectionClosed, RedisError.timeout, RedisError.invalidReply:
-                break
+                if partial { reportOwnWrite(invalidation, origin: CacheContext.writeOrigin) }
             default:
                 reportOwnWrite(invalidation, origin: CacheWriteOrigin())
             }
@@ -464,7 +467,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     @discardableResult
     public func clearPrefix() async throws -> Int {
         await beginOperation()
-        return try await reporting(.all) { try await unlinkAll() }
+        return try await reporting(.all, partial: true) { try await unlinkAll() }
     }
 
     /// The body of ``clearPrefix()``.
