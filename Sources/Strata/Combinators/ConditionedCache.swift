@@ -46,12 +46,12 @@ public struct ConditionedCache<Inner: CacheLevel>: WrapperLevel {
     }
 
     public func set(_ value: Value, forKey key: Key) async throws {
-        guard try await CacheContext.outsideBackfill({ try await allows(key) }) else { return try await skipped(key) }
+        guard try await CacheContext.asUserCode({ try await allows(key) }) else { return try await skipped(key) }
         try await inner.set(value, forKey: key)
     }
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
-        guard try await CacheContext.outsideBackfill({ try await allows(key) }) else { return try await skipped(key) }
+        guard try await CacheContext.asUserCode({ try await allows(key) }) else { return try await skipped(key) }
         try await inner.set(value, forKey: key, expiresAt: expiresAt)
     }
 

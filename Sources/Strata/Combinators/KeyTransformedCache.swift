@@ -49,12 +49,12 @@ public struct KeyTransformedCache<Inner: CacheLevel, NewKey: Sendable>: WrapperL
     }
 
     public func set(_ value: Value, forKey key: NewKey) async throws {
-        guard let innerKey = try await CacheContext.outsideBackfill({ try await innerKey(key) }) else { return }
+        guard let innerKey = try await CacheContext.asUserCode({ try await innerKey(key) }) else { return }
         try await inner.set(value, forKey: innerKey)
     }
 
     public func set(_ value: Value, forKey key: NewKey, expiresAt: CacheInstant?) async throws {
-        guard let innerKey = try await CacheContext.outsideBackfill({ try await innerKey(key) }) else { return }
+        guard let innerKey = try await CacheContext.asUserCode({ try await innerKey(key) }) else { return }
         try await inner.set(value, forKey: innerKey, expiresAt: expiresAt)
     }
 

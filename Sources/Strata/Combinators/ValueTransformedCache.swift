@@ -64,7 +64,7 @@ public struct ValueTransformedCache<Inner: CacheLevel, NewValue: Sendable>: Wrap
         let stored: Inner.Value?
         do {
             stored = try await transformedOrMiss(inner.name, .inverseTransformValue, key: key) {
-                try await CacheContext.outsideBackfill { try await inverse(key, value) }
+                try await CacheContext.asUserCode { try await inverse(key, value) }
             }
         } catch {
             // The set fails, so the value it was replacing must go too (best

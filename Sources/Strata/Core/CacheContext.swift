@@ -10,11 +10,14 @@ public enum CacheContext {
     @usableFromInline @TaskLocal static var backfill = false
 
     /// Runs a user closure met on a write (a transformer's inverse, a
-    /// condition) outside any back-fill: a write it makes of its own is the
-    /// user's write, not a back-fill (no TTL cap, no `SET NX`, counted as a set).
-    static func outsideBackfill<T>(_ body: () async throws -> T) async rethrows -> T {
-        guard backfill else { return try await body() }
-        return try await $backfill.withValue(false) { try await body() }
+    /// condition) outside any back-fill and outside the write: a write it
+    /// makes of its own is the user's write, not a back-fill (no TTL cap, no
+    /// `SET NX`, counted as a set), and no part of the composition's write
+    /// (a shared store reports it to that composition too: see
+    /// ``CacheWriteOrigin``).
+    static func asUserCode<T>(_ body: () async throws -> T) async rethrows -> T {
+        guard backfill || !origin.writers.isEmpty else { return try await body() }
+        return try await $backfill.withValue(false) { try await $origin.withValue(CacheWriteOrigin()) { try await body() } }
     }
 
     /// In a back-fill: how long ago the read whose answer it carries began
