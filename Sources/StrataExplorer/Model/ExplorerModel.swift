@@ -61,35 +61,38 @@ public final class ExplorerModel: Sendable {
         listenForInvalidations()
     }
 
-    /// Keys this explorer back-filled into a Redis level, and when; and the
-    /// keys of gets under way (whose back-fills may be landing): Redis
+    /// Keys this explorer back-filled into a Redis level, and when (from the
+    /// level's events: its `get` commands and its workloads alike). Redis
     /// reports those writes back (a back-fill is a script, which `NOLOOP`
     /// does not cover), and the log says so rather than blame another client.
-    private let redisBackfills = Mutex<(done: [String: ContinuousClock.Instant], underway: [String: Int])>(([:], [:]))
+    private let redisBackfills = Mutex<[String: ContinuousClock.Instant]>([:])
 
-    private func beginGet(_ key: String) { redisBackfills.withLock { $0.underway[key, default: 0] += 1 } }
+    /// How long after a back-fill Redis's report of a key counts as its echo.
+    static var echoWindow: Duration { .seconds(1) }
 
-    private func endGet(_ key: String) {
-        redisBackfills.withLock { backfills in
-            backfills.underway[key, default: 1] -= 1
-            if backfills.underway[key] == 0 { backfills.underway[key] = nil }
-        }
-    }
-
-    private func noteRedisBackfills(_ key: String, _ events: [CacheEvent]) {
-        let redisLevels = Set(pipeline.levels.filter { if case .redis = $0.spec.kind { true } else { false } }.map(\.spec.name))
-        guard events.contains(where: { $0.isBackfill && $0.outcome == .stored && redisLevels.contains($0.level) }) else { return }
+    private func noteRedisBackfill(_ key: String) {
         let now = ContinuousClock.now
         redisBackfills.withLock { backfills in
-            backfills.done[key] = now
-            if backfills.done.count > 1024 { backfills.done = backfills.done.filter { now - $0.value < .seconds(2) } }
+            backfills[key] = now
+            if backfills.count > 4096 { backfills = backfills.filter { now - $0.value < Self.echoWindow } }
         }
     }
 
     private func backfilledRecently(_ key: String) -> Bool {
-        redisBackfills.withLock { backfills in
-            backfills.underway[key] != nil || backfills.done[key].map { ContinuousClock.now - $0 < .seconds(2) } ?? false
+        redisBackfills.withLock { $0[key].map { ContinuousClock.now - $0 < Self.echoWindow } ?? false }
+    }
+
+    /// Logs Redis's report of `key`: an echo of this explorer's back-fill, or
+    /// another client's change. The back-fill's event and the report arrive
+    /// on different tasks; a report not yet matched is looked at again a
+    /// moment later before another client is blamed.
+    private func logReport(of key: String, via name: String) async {
+        var echo = backfilledRecently(key)
+        if !echo {
+            try? await Task.sleep(for: .milliseconds(20))
+            echo = backfilledRecently(key)
         }
+        log("invalidated \(key) (\(echo ? "echo of this explorer's back-fill" : "by another client"), via \(name))")
     }
 
     /// Logs every change a shared level (Redis, a disk directory other
@@ -97,14 +100,21 @@ public final class ExplorerModel: Sendable {
     private func listenForInvalidations() {
         for level in pipeline.levels {
             let name = level.spec.name
+            let isRedis = if case .redis = level.spec.kind { true } else { false }
+            if isRedis {
+                _ = level.statistics.bus.addObserver { [weak self] event in
+                    if event.isBackfill && event.operation == .set && event.outcome == .stored { self?.noteRedisBackfill(event.key) }
+                }
+            }
             level.cache.addInvalidationListener { [weak self] invalidation in
                 // This explorer's own write, which a shared level reports to
                 // the other compositions over it in this process: not news.
                 if CacheContext.isLocalWriteReport { return }
                 switch invalidation {
-                case .key(let key):
-                    let echo = self?.backfilledRecently(key) ?? false
-                    self?.log("invalidated \(key) (\(echo ? "echo of this explorer's back-fill" : "by another client"), via \(name))")
+                case .key(let key) where isRedis:
+                    // Not awaited: the levels above must not wait for a log line.
+                    Task { [weak self] in await self?.logReport(of: key, via: name) }
+                case .key(let key): self?.log("invalidated \(key) (by another client, via \(name))")
                 case .all: self?.log("\(name): levels above flushed (store flushed or contact lost)")
                 }
             }
@@ -391,8 +401,6 @@ public final class ExplorerModel: Sendable {
     }
 
     private func get(_ key: String) async -> CommandOutcome {
-        beginGet(key)
-        defer { endGet(key) }
         let trace = RequestTrace()
         let started = ContinuousClock.now
         let value: Data?
@@ -409,7 +417,6 @@ public final class ExplorerModel: Sendable {
             let above = forward.filter { $0.outcome != .hit }.count
             await trace.waitForEvents(count: forward.count + above, timeout: .seconds(2))
         }
-        noteRedisBackfills(key, trace.events)
         let line = "get \(key)  " + Self.path(trace.events, levels: skippable()) + (value == nil ? " → not found" : "")
         log(line, isError: forward.contains { $0.outcome == .error })
         guard let value else { return CommandOutcome("get \(key): not found in any level") }
