@@ -124,7 +124,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// it, and `NOLOOP` keeps Redis from reporting the write when it lands.
     static func sendWrite(_ commands: [[[UInt8]]], on connection: RedisConnection) async throws -> [RESPValue] {
         try Task.checkCancellation()
-        return try await Task { try await connection.send(batch: commands) }.value
+        return try await connection.send(batch: commands, cancellable: false)
     }
 
     /// Runs one of this level's writes, then tells the listeners of this

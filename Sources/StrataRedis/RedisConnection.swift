@@ -78,19 +78,29 @@ final class RedisConnection: Sendable {
     ///
     /// The commands are encoded and written on the caller's thread (see
     /// ``RedisRequestQueue``); commands sent meanwhile by others share the write.
-    func send(batch commands: [[[UInt8]]]) async throws -> [RESPValue] {
+    ///
+    /// With `cancellable` false, a caller cancelled meanwhile still waits for
+    /// the replies (bounded by the command timeout): for writes, whose effect
+    /// must be known before they are reported (see `RedisCacheLevel`).
+    func send(batch commands: [[[UInt8]]], cancellable: Bool = true) async throws -> [RESPValue] {
         if commands.isEmpty { return [] }  // no reply would ever complete it
         let replies = PendingReplies(count: commands.count)
+        guard cancellable else { return try await submit(commands, replies) }
         return try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { continuation in
-                replies.wait(for: continuation)
-                if replies.isComplete { return }  // cancelled before sending: nothing to send
-                queue.submit(replies: replies, count: commands.count) { buffer in
-                    for command in commands { RESPEncoder.encode(command, into: &buffer) }
-                }
-            }
+            try await submit(commands, replies)
         } onCancel: {
             replies.fail(CancellationError())  // replies to commands already sent are still read, in order, and dropped
+        }
+    }
+
+    /// Queues `commands` and waits for `replies`.
+    private func submit(_ commands: [[[UInt8]]], _ replies: PendingReplies) async throws -> [RESPValue] {
+        try await withUnsafeThrowingContinuation { continuation in
+            replies.wait(for: continuation)
+            if replies.isComplete { return }  // cancelled before sending: nothing to send
+            queue.submit(replies: replies, count: commands.count) { buffer in
+                for command in commands { RESPEncoder.encode(command, into: &buffer) }
+            }
         }
     }
 
