@@ -369,7 +369,9 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
                 return victim.state.withLock { state -> (count: Int, cost: Int)? in
                     state.applyReads()
                     defer { victim.publishTail(&state) }
-                    guard state.tail >= 0 else { return nil }
+                    // Emptied since the scan (a remover): its stamp is
+                    // published as empty now; choose again.
+                    guard state.tail >= 0 else { return (0, 0) }
                     // How far over the level is, read once per visit (the
                     // totals are the lines every writer adds to); writes
                     // made meanwhile are seen by the next visit.
