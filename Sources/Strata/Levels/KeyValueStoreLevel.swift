@@ -22,6 +22,7 @@ import Darwin
 /// - Every write rewrites the file durably (temporary file, fsync, rename,
 ///   fsync of the directory), so it suits small domains (settings, tokens,
 ///   feature data), not bulk data. Files are created 0600, directories 0700.
+/// - A deleted directory is an empty domain; the next write recreates it.
 /// - Only a missing file is an empty domain. Any other read failure throws
 ///   ``DiskCacheError/readFailed(path:errno:)`` from the operation and leaves
 ///   the file as it is; the next operation reads it again.
@@ -126,16 +127,22 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
 
     /// Applies `change` to the domain and writes the file; the soft copy is
     /// updated only if the write succeeded.
+    ///
+    /// A directory deleted under the level (a user cleaning `~/.cache`, a tmp
+    /// reaper) is recreated first, so writes work again (its entries went with it).
     private func mutate(_ change: (inout [String: Entry]) -> Void) throws {
+        let directory = file.deletingLastPathComponent().path
+        if !FileIO.directoryExists(directory), let code = FileIO.makeDirectory(directory) {
+            throw DiskCacheError.directoryNotWritable(path: directory, errno: code)
+        }
         try writes.withLock { _ in
-            try FileIO.withLockOnDirectory(file.deletingLastPathComponent().path) {
+            try FileIO.withLockOnDirectory(directory) {
                 var updated = try domain()
                 change(&updated)
                 let encoder = PropertyListEncoder()
                 encoder.outputFormat = .binary
                 let bytes = [UInt8](try encoder.encode(updated))
-                if let code = FileIO.writeAtomically(bytes, to: file.path, directory: file.deletingLastPathComponent().path,
-                                                     durable: true) {
+                if let code = FileIO.writeAtomically(bytes, to: file.path, directory: directory, durable: true) {
                     throw DiskCacheError.writeFailed(path: file.path, errno: code)
                 }
                 let version = OpenFileVersion(path: file.path)
