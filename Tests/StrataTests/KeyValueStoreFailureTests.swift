@@ -29,6 +29,26 @@ import Glibc
         if filler > 0 { _ = FileManager.default.createFile(atPath: dir.path + "/filler", contents: bytes(filler, 0)) }
     }
 
+    @Test func aSetFailedOnAFullDiskLeavesNoOlderValueAndKeepsTheOthers() async throws {
+        let dir = TemporaryDirectory("strata-kv-full"); defer { dir.remove() }
+        guard mountTmpfs(dir) else { return }
+        defer { umount(dir.path) }
+        let level = try KeyValueStoreLevel<String, Data>(name: "d", directory: dir.url)
+        try await level.set(bytes(8000, 1), forKey: "a")
+        try await level.set(bytes(8000, 2), forKey: "b")
+        try fill(dir, leaving: 24 << 10)
+        // The new file (about 38 KB) does not fit beside the old one.
+        await #expect(throws: DiskCacheError.writeFailed(path: dir.path + "/d.plist", errno: ENOSPC)) {
+            try await level.set(self.bytes(30000, 3), forKey: "a")
+        }
+        #expect(try await level.getIfPresent("a") == nil, "the value the failed set replaced is gone")
+        #expect(try await level.getIfPresent("b") == bytes(8000, 2))
+        let reopened = try KeyValueStoreLevel<String, Data>(name: "d", directory: dir.url)
+        #expect(try await reopened.getIfPresent("a") == nil)
+        #expect(try await reopened.getIfPresent("b") == bytes(8000, 2))
+        #expect(!dir.files().contains { $0.hasPrefix(".tmp") }, "no temporary file is left")
+    }
+
     @Test func aDeletedDirectoryIsRecreatedByTheNextWrite() async throws {
         let dir = TemporaryDirectory(); defer { dir.remove() }
         let store = dir.url.appendingPathComponent("kv")

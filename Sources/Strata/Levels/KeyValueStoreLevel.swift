@@ -22,6 +22,10 @@ import Darwin
 /// - Every write rewrites the file durably (temporary file, fsync, rename,
 ///   fsync of the directory), so it suits small domains (settings, tokens,
 ///   feature data), not bulk data. Files are created 0600, directories 0700.
+/// - A set whose write fails (a full disk) throws
+///   ``DiskCacheError/writeFailed(path:errno:)`` and removes the value it
+///   would have replaced; every other entry stays. (When not even the smaller
+///   file can be written, as on a read-only disk, the file stays as it was.)
 /// - A deleted directory is an empty domain; the next write recreates it.
 /// - Only a missing file is an empty domain. Any other read failure throws
 ///   ``DiskCacheError/readFailed(path:errno:)`` from the operation and leaves
@@ -185,7 +189,15 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
         }
         let deadline = StoredDeadline.resolve(given: expiresAt) { defaultTTL.map { clock.now().advanced(by: $0) } }
         // A deadline at or before 1970 is already past (never "no expiry").
-        try mutate { $0[Self.storageKey(key)] = Entry(value: encoded, expiresAt: deadline.map { max($0.nanosecondsSince1970, 1) }) }
+        do {
+            try mutate { $0[Self.storageKey(key)] = Entry(value: encoded, expiresAt: deadline.map { max($0.nanosecondsSince1970, 1) }) }
+        } catch {
+            // A failed write (a full disk) drops the value it replaces, with a
+            // file without it (smaller, so it may still fit): a failed set
+            // leaves no older value to serve.
+            try? await remove(key)
+            throw error
+        }
     }
 
     public func remove(_ key: Key) async throws {
