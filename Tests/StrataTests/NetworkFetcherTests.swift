@@ -50,6 +50,13 @@ import Testing
         await server.stop()
     }
 
+    @Test func aSubSecondTimeoutWaitsThatLong() async throws {
+        let server = try await OriginServer()
+        let fetcher = NetworkFetcher(timeout: .milliseconds(600))
+        #expect(try await fetcher.get(server.url("/slow/150/quick")) == Data("value:quick".utf8))
+        await server.stop()
+    }
+
     @Test func cancellingTheTaskCancelsTheRequest() async throws {
         let server = try await OriginServer()
         let fetcher = NetworkFetcher()

@@ -39,6 +39,10 @@ struct HTTPLoader: Sendable {
         if adjusted.timeoutInterval == 60 || adjusted.timeoutInterval <= 0 {  // 60 = URLRequest's default
             adjusted.timeoutInterval = Double(timeout.nanoseconds) / 1e9
         }
+        // URLSession on Linux counts the timeout in whole seconds, rounded
+        // down: 0.6 s was 0, which failed every request that had not
+        // answered at once. Rounded up instead.
+        adjusted.timeoutInterval = adjusted.timeoutInterval.rounded(.up)
         let request = adjusted
         let box = Mutex<URLSessionDataTask?>(nil)
         let cancelled = Mutex(false)
