@@ -6,7 +6,9 @@ import FoundationNetworking
 import Glibc
 #endif
 
-/// The loopback HTTP origin in Fixtures/origin_server.py, one per test.
+/// The loopback HTTP origin in Fixtures/origin_server.py, one per test (or
+/// another script in Fixtures that prints its port first, such as
+/// hostile_server.py).
 public final class OriginServer: @unchecked Sendable {
     // Immutable after init apart from `process`, which only `stop()` touches.
     let process = Process()
@@ -15,9 +17,9 @@ public final class OriginServer: @unchecked Sendable {
     public var base: String { "http://127.0.0.1:\(port)" }
     public func url(_ path: String) -> URL { URL(string: base + path)! }
 
-    public init() async throws {
+    public init(script name: String = "origin_server.py") async throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/origin_server.py").standardized
+            .appendingPathComponent("Fixtures/" + name).standardized
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script.path]
         let out = Pipe()

@@ -42,17 +42,32 @@ struct HTTPLoader: Sendable {
         // URLSession on Linux counts the timeout in whole seconds, rounded
         // down: 0.6 s was 0, which failed every request that had not
         // answered at once. Rounded up instead.
+        let seconds = adjusted.timeoutInterval
         adjusted.timeoutInterval = adjusted.timeoutInterval.rounded(.up)
         let request = adjusted
         let box = Mutex<URLSessionDataTask?>(nil)
         let cancelled = Mutex(false)
+        // URLSession's timeout is idle time: a server sending a byte now and
+        // then held the request forever. This deadline bounds it as a whole.
+        let timedOut = Mutex(false)
+        let deadline = DispatchWorkItem {
+            timedOut.withLock { $0 = true }
+            box.withLock { $0 }?.cancel()
+        }
+        defer { deadline.cancel() }
         let (data, response): (Data, URLResponse) = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task = session.dataTask(with: request) { data, response, error in
                     if let error {
                         let nsError = error as NSError
                         if nsError.domain == NSURLErrorDomain && nsError.code == NSURLErrorCancelled {
-                            continuation.resume(throwing: CancellationError())
+                            if timedOut.withLock({ $0 }) && !cancelled.withLock({ $0 }) {
+                                continuation.resume(throwing: NetworkFetcherError.transport(
+                                    url: request.url, code: NSURLErrorTimedOut,
+                                    message: "no complete answer within \(seconds) s"))
+                            } else {
+                                continuation.resume(throwing: CancellationError())
+                            }
                         } else {
                             continuation.resume(throwing: NetworkFetcherError.transport(
                                 url: request.url, code: nsError.code,
@@ -68,6 +83,7 @@ struct HTTPLoader: Sendable {
                 }
                 box.withLock { $0 = task }
                 task.resume()
+                DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: deadline)
                 if cancelled.withLock({ $0 }) { task.cancel() }
             }
         } onCancel: {
@@ -106,7 +122,10 @@ public struct HTTPFetcher<Key: HTTPRequestConvertible>: Fetcher {
 
     /// - Parameters:
     ///   - session: the session to use (inject one with your configuration).
-    ///   - timeout: per-request timeout, unless a request sets its own.
+    ///   - timeout: per-request timeout, unless a request sets its own: it
+    ///     bounds the whole request (a server sending a byte now and then
+    ///     fails with ``NetworkFetcherError/transport(url:code:message:)``,
+    ///     code `NSURLErrorTimedOut`), not only the time between two reads.
     public init(name: String = "network", session: URLSession = .shared, timeout: Duration = .seconds(30),
                 missStatusCodes: Set<Int> = [404, 410]) {
         self.name = name

@@ -1,0 +1,56 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Strata
+import StrataTestSupport
+import Testing
+
+/// ``NetworkFetcher`` against a server that misbehaves (Fixtures/hostile_server.py).
+@Suite(.serialized) struct NetworkFetcherHostileTests {
+    enum Outcome: CustomStringConvertible {
+        case value(Data?)
+        case failed(any Error)
+        case unfinished
+
+        var description: String {
+            switch self {
+            case .value(let data): data.map { "value of \($0.count) bytes" } ?? "miss"
+            case .failed(let error): "error \(type(of: error)): \(error)"
+            case .unfinished: "no answer"
+            }
+        }
+    }
+
+    /// Fetches `path`, cancelling the fetch if it has not finished after `limit`.
+    static func fetch(_ fetcher: NetworkFetcher, _ server: OriginServer, _ path: String,
+                      limit: Duration) async -> (Outcome, Duration) {
+        let start = ContinuousClock.now
+        let task = Task { try await fetcher.getIfPresent(server.url(path)) }
+        let watchdog = Task {
+            try await Task.sleep(for: limit)
+            task.cancel()
+        }
+        let outcome: Outcome
+        do { outcome = .value(try await task.value) } catch is CancellationError {
+            outcome = .unfinished  // the watchdog's cancellation: no answer within `limit`
+        } catch { outcome = .failed(error) }
+        watchdog.cancel()
+        return (outcome, ContinuousClock.now - start)
+    }
+
+    @Test func aTrickleIsBoundedByTheTimeoutAsAWhole() async throws {
+        let server = try await OriginServer(script: "hostile_server.py")
+        // One byte every 100 ms for 10 s: never idle as long as the timeout.
+        let (outcome, elapsed) = await Self.fetch(NetworkFetcher(timeout: .seconds(1)), server, "/trickle/100/100",
+                                                  limit: .seconds(8))
+        guard case .failed(let error as NetworkFetcherError) = outcome, case .transport(_, let code, _) = error else {
+            Issue.record("expected a timeout, got \(outcome) after \(elapsed)")
+            await server.stop()
+            return
+        }
+        #expect(code == NSURLErrorTimedOut)
+        #expect(elapsed < .seconds(2), "the timeout bounds the whole request, not only idle time")
+        await server.stop()
+    }
+}
