@@ -53,4 +53,34 @@ import Testing
         #expect(elapsed < .seconds(2), "the timeout bounds the whole request, not only idle time")
         await server.stop()
     }
+
+    @Test func aBodyOverTheDefaultSizeLimitIsNotRead() async throws {
+        let server = try await OriginServer(script: "hostile_server.py")
+        let memory = MemoryCacheLevel<URL, Data>(capacity: 1 << 30)
+        let cache = memory + NetworkFetcher()
+        let url = server.url("/huge/\(100 << 20)")
+        let start = ContinuousClock.now
+        do {
+            let value = try await cache.get(url)
+            Issue.record("expected tooLarge, got \(value.count) bytes")
+        } catch {
+            guard case .tooLarge(let failed, let limit)? = Self.fetcherError(error) else {
+                Issue.record("expected tooLarge, got \(error)")
+                await server.stop()
+                return
+            }
+            #expect(failed == url)
+            #expect(limit == 64 << 20)
+        }
+        #expect(ContinuousClock.now - start < .seconds(2), "refused on its Content-Length")
+        await cache.waitForPendingWrites()
+        #expect(memory.value(forKey: url) == nil)
+        await server.stop()
+    }
+
+    /// The ``NetworkFetcherError`` in `error`, directly or inside a composition's error.
+    static func fetcherError(_ error: any Error) -> NetworkFetcherError? {
+        if let error = error as? NetworkFetcherError { return error }
+        return (error as? LevelsFailedError)?.failures.lazy.compactMap { $0.underlying as? NetworkFetcherError }.first
+    }
 }
