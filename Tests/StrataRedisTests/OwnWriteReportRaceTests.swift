@@ -10,6 +10,7 @@ import Testing
 @Suite(.serialized) struct OwnWriteReportRaceTests {
     struct Unencodable: Error {}
 
+    /// UTF-8, except that "bad" does not encode (also RedisFailedEncodeTests').
     static let picky = CacheCodec<String>(
         name: "picky",
         encode: { value in

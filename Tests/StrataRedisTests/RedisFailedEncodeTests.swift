@@ -8,19 +8,9 @@ import Testing
 /// (as the disk and key-value store levels do); a back-fill that does not
 /// encode leaves what Redis holds, which is newer than the read.
 @Suite(.serialized) struct RedisFailedEncodeTests {
-    struct Unencodable: Error {}
-
-    static let codec = CacheCodec<String>(
-        name: "picky",
-        encode: { value in
-            guard value != "bad" else { throw Unencodable() }
-            return Data(value.utf8)
-        },
-        decode: { String(decoding: $0, as: UTF8.self) })
-
     @Test func aSetThatDoesNotEncodeRemovesTheOldValue() async throws {
         let server = try await RedisServer()
-        let level = try RedisCacheLevel<String, String>(url: server.url, prefix: "enc:", codec: Self.codec)
+        let level = try RedisCacheLevel<String, String>(url: server.url, prefix: "enc:", codec: OwnWriteReportRaceTests.picky)
         try await level.set("old", forKey: "k")
         await #expect(throws: (any Error).self) { try await level.set("bad", forKey: "k") }
         #expect(try await level.getIfPresent("k") == nil, "the value the failed set replaced is gone")
