@@ -80,6 +80,25 @@ import Testing
         await server.stop()
     }
 
+    /// Review (rev12): a body without a Content-Length (close-delimited or
+    /// chunked) is read whole before `maxResponseSize` is looked at, so the
+    /// limit does not bound memory against a hostile server: an endless one
+    /// is buffered until the whole-request timeout. Here 64 KiB every 50 ms
+    /// for 8 s (8 MiB) against a limit of 256 KiB: the fetch should stop once
+    /// past the limit (countOfBytesReceived), not when the body ends.
+    @Test func aBodyWithoutContentLengthIsCutAtTheLimitWhileRead() async throws {
+        let server = try await OriginServer(script: "hostile_server.py")
+        let fetcher = NetworkFetcher(timeout: .seconds(30), maxResponseSize: 256 << 10)
+        let (outcome, elapsed) = await Self.fetch(fetcher, server, "/unannounced/50/160", limit: .seconds(20))
+        guard case .failed(let error as NetworkFetcherError) = outcome, case .tooLarge = error else {
+            Issue.record("expected tooLarge, got \(outcome) after \(elapsed)")
+            await server.stop()
+            return
+        }
+        #expect(elapsed < .seconds(3), "read \(elapsed) of an over-limit body before refusing it")
+        await server.stop()
+    }
+
     /// The ``NetworkFetcherError`` in `error`, directly or inside a composition's error.
     static func fetcherError(_ error: any Error) -> NetworkFetcherError? {
         if let error = error as? NetworkFetcherError { return error }

@@ -50,6 +50,15 @@ def handle(conn):
             while size > 0:
                 conn.sendall(block[:size])
                 size -= min(size, len(block))
+        elif parts[0] == "unannounced":
+            # No Content-Length: a body delimited by the close, sent in
+            # 64 KiB blocks every `interval` ms, `count` blocks in all.
+            interval, count = int(parts[1]) / 1000.0, int(parts[2])
+            head("200 OK")
+            block = b"u" * 65536
+            for _ in range(count):
+                conn.sendall(block)
+                time.sleep(interval)
         elif parts[0] == "hang":
             time.sleep(3600)
         elif parts[0] == "trickle":
