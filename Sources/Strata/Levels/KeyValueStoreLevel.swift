@@ -134,25 +134,41 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
     ///
     /// A directory deleted under the level (a user cleaning `~/.cache`, a tmp
     /// reaper) is recreated first, so writes work again (its entries went with it).
-    private func mutate(_ change: (inout [String: Entry]) -> Void) throws {
+    /// Applies `change` to the latest file under the locks. If that file
+    /// cannot be written (a full disk) and `fallback` is given, `fallback` is
+    /// applied instead, under the same locks (so no other writer's change in
+    /// between is undone), and the first error is thrown all the same.
+    private func mutate(_ change: (inout [String: Entry]) -> Void,
+                        orElse fallback: ((inout [String: Entry]) -> Void)? = nil) throws {
         let directory = file.deletingLastPathComponent().path
         if !FileIO.directoryExists(directory), let code = FileIO.makeDirectory(directory) {
             throw DiskCacheError.directoryNotWritable(path: directory, errno: code)
         }
         try writes.withLock { _ in
             try FileIO.withLockOnDirectory(directory) {
-                var updated = try domain()
-                change(&updated)
-                let encoder = PropertyListEncoder()
-                encoder.outputFormat = .binary
-                let bytes = [UInt8](try encoder.encode(updated))
-                if let code = FileIO.writeAtomically(bytes, to: file.path, directory: directory, durable: true) {
-                    throw DiskCacheError.writeFailed(path: file.path, errno: code)
+                let current = try domain()
+                do {
+                    try write(current, change, directory: directory)
+                } catch {
+                    if let fallback { try? write(current, fallback, directory: directory) }
+                    throw error
                 }
-                let version = OpenFileVersion(path: file.path)
-                soft.withLock { $0 = Snapshot(entries: updated, version: version) }
             }
         }
+    }
+
+    /// Writes `entries` changed by `change` as the file, and keeps them as the soft copy.
+    private func write(_ entries: [String: Entry], _ change: (inout [String: Entry]) -> Void, directory: String) throws {
+        var updated = entries
+        change(&updated)
+        let encoder = PropertyListEncoder()
+        encoder.outputFormat = .binary
+        let bytes = [UInt8](try encoder.encode(updated))
+        if let code = FileIO.writeAtomically(bytes, to: file.path, directory: directory, durable: true) {
+            throw DiskCacheError.writeFailed(path: file.path, errno: code)
+        }
+        let version = OpenFileVersion(path: file.path)
+        soft.withLock { $0 = Snapshot(entries: updated, version: version) }
     }
 
     public func getIfPresent(_ key: Key) async throws -> Value? {
@@ -189,15 +205,13 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
         }
         let deadline = StoredDeadline.resolve(given: expiresAt) { defaultTTL.map { clock.now().advanced(by: $0) } }
         // A deadline at or before 1970 is already past (never "no expiry").
-        do {
-            try mutate { $0[Self.storageKey(key)] = Entry(value: encoded, expiresAt: deadline.map { max($0.nanosecondsSince1970, 1) }) }
-        } catch {
-            // A failed write (a full disk) drops the value it replaces, with a
-            // file without it (smaller, so it may still fit): a failed set
-            // leaves no older value to serve.
-            try? await remove(key)
-            throw error
-        }
+        // A failed write (a full disk) drops the value it replaces, with a
+        // file without it (smaller, so it may still fit), under the same
+        // locks: a failed set leaves no older value to serve, and no other
+        // writer's set made meanwhile is undone.
+        let storageKey = Self.storageKey(key)
+        try mutate({ $0[storageKey] = Entry(value: encoded, expiresAt: deadline.map { max($0.nanosecondsSince1970, 1) }) },
+                   orElse: { $0[storageKey] = nil })
     }
 
     public func remove(_ key: Key) async throws {
