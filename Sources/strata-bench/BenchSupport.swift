@@ -100,9 +100,20 @@ func human(_ value: Double) -> String {
 }
 
 /// Runs `body(thread)` on `threads` OS threads at once; returns total ops/s.
+///
+/// Each thread is pinned to its own CPU while it runs (`STRATA_BENCH_NO_PIN`
+/// turns this off): left alone, the scheduler kept both of two threads on one
+/// CPU for a whole process now and then (3 processes in 10 of
+/// `--only policy`), and every 2-thread row of that process measured half
+/// its usual throughput, with either eviction policy.
 func measureThreads(threads: Int, ops: Int, _ body: @escaping @Sendable (Int, Int) -> Void) -> Double {
+    let pin = ProcessInfo.processInfo.environment["STRATA_BENCH_NO_PIN"] == nil
     let start = ContinuousClock.now
-    DispatchQueue.concurrentPerform(iterations: threads) { thread in body(thread, ops) }
+    DispatchQueue.concurrentPerform(iterations: threads) { thread in
+        if pin { setAffinity(cpu: thread % ProcessInfo.processInfo.activeProcessorCount) }
+        body(thread, ops)
+        if pin { setAffinity(cpu: nil) }
+    }
     let elapsed = ContinuousClock.now - start
     return Double(threads * ops) / (Double(elapsed.nanoseconds) / 1e9)
 }
@@ -130,3 +141,17 @@ final class MutexDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendable
 
 /// Keeps the optimiser from dropping a result.
 @inline(never) func blackHole<T>(_ value: T) { withExtendedLifetime(value) {} }
+
+/// Pins the calling thread to `cpu` (`nil`: every CPU again).
+func setAffinity(cpu: Int?) {
+    var set = cpu_set_t()
+    withUnsafeMutableBytes(of: &set) { bytes in
+        let words = bytes.bindMemory(to: UInt64.self)
+        for i in words.indices { words[i] = cpu == nil ? ~0 : 0 }
+        if let cpu { words[cpu / 64] |= 1 << UInt64(cpu % 64) }
+    }
+    // Glibc's module hides sched_setaffinity (a GNU extension): look it up.
+    typealias SetAffinity = @convention(c) (Int32, Int, UnsafeRawPointer) -> Int32
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sched_setaffinity") else { return }
+    _ = withUnsafePointer(to: &set) { unsafeBitCast(symbol, to: SetAffinity.self)(0, MemoryLayout<cpu_set_t>.size, $0) }  // 0: this thread
+}
