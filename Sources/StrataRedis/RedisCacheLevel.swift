@@ -104,7 +104,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     /// The connection for this level's writes: while subscribed, the
     /// tracking connection, which tracks with `NOLOOP`, so Redis does not
-    /// report the write back to this process (``reportOwnWrite(_:)`` tells
+    /// report the write back to this process (``reporting(_:partial:_:)`` tells
     /// the compositions that did not make it); otherwise a pooled one.
     func writeConnection() async throws -> RedisConnection {
         if let connection = subscriber?.writeConnection { return connection }
@@ -119,7 +119,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// Sends a write's commands and waits for their replies, even if the
     /// caller is cancelled meanwhile (one cancelled before sends nothing):
     /// Redis runs a command once it is sent, and the level's report of the
-    /// write (``reporting(_:_:)``) must not reach the other compositions
+    /// write (``reporting(_:partial:_:)``) must not reach the other compositions
     /// before Redis has run it. They would read the old value again and keep
     /// it, and `NOLOOP` keeps Redis from reporting the write when it lands.
     static func sendWrite(_ commands: [[[UInt8]]], on connection: RedisConnection) async throws -> [RESPValue] {
@@ -168,7 +168,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     }
 
     /// Tells the listeners of this level in this process of its own write
-    /// (see ``reporting(_:_:)``).
+    /// (see ``reporting(_:partial:_:)``).
     func reportOwnWrite(_ invalidation: CacheInvalidation<Key>, origin: CacheWriteOrigin) {
         if subscriber != nil { listeners.reportLocalWrite(invalidation, origin: origin) }
     }
