@@ -18,7 +18,10 @@ struct RedisScenario {
     let options: BenchOptions
 
     @concurrent func run() async throws {
-        guard options.wants("redis") else { return }
+        // `--only redis` runs both parts; `--only redis-sequential` or
+        // `--only redis-pipelined` one (for profiling).
+        let sequentialPart = options.wants("redis-sequential"), pipelinedPart = options.wants("redis-pipelined")
+        guard sequentialPart || pipelinedPart else { return }
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/redis-server"),
               FileManager.default.isExecutableFile(atPath: "/usr/bin/redis-benchmark") else {
             print("redis: skipped (redis-server / redis-benchmark not installed; `make setup` installs them)")
@@ -36,7 +39,20 @@ struct RedisScenario {
         let value = Data(repeating: 0x61, count: 3)  // redis-benchmark's default payload is 3 bytes
         let ops = max(10_000, options.opsPerRun / 40)
 
-        // Latency: one request at a time.
+        if sequentialPart { try await sequentialRows(level, value: value, ops: ops, port: port) }
+        if pipelinedPart { await pipelinedRows(level, ops: ops, port: port) }
+        if sequentialPart {
+            let delay = try await invalidationDelay(url: "redis://127.0.0.1:\(port)")
+            report.add(Row(scenario: "near-cache invalidation delay, 2 clients", threads: 1, nsPerOp: Double(delay.p50),
+                           opsPerSecond: 1e9 / Double(max(1, delay.p50)), minOpsPerSecond: 0, maxOpsPerSecond: 0,
+                           baseline: nil, ratioToBaseline: nil,
+                           note: "set by one level → heard by another: p50 \(fmt(delay.p50)) p99 \(fmt(delay.p99))"))
+        }
+        await level.shutdown()
+    }
+
+    /// Latency: one request at a time.
+    private func sequentialRows(_ level: RedisCacheLevel<String, Data>, value: Data, ops: Int, port: Int) async throws {
         let setRun = await Self.measure(ops: ops) { latency in
             for i in 0..<ops {
                 let t0 = ContinuousClock.now
@@ -54,8 +70,17 @@ struct RedisScenario {
         let getRun = await Self.measure(ops: ops, sequentialGets)
         let getOnLoopRun = await Self.measure(ops: ops, on: level.taskExecutor, sequentialGets)
         let mainActorRun = await Self.measure(ops: ops) { _ in await Self.sequentialGetsOnTheMainActor(level, ops: ops) }
+        let sequential = redisBenchmark(port: port, requests: ops, pipeline: 1)
+        if let get = sequential["GET"] { report.add(baselineRow("baseline redis-benchmark GET -c 1", get)) }
+        report.add(row("RedisCacheLevel get, 1 conn, sequential", getRun, baseline: sequential["GET"], note: "target ≤ 2.0x"))
+        report.add(row("same, on level.taskExecutor", getOnLoopRun, baseline: sequential["GET"], note: "no thread switch"))
+        report.add(row("same, from the main actor", mainActorRun, baseline: sequential["GET"], note: "one more hop per reply"))
+        if let set = sequential["SET"] { report.add(baselineRow("baseline redis-benchmark SET -c 1", set)) }
+        report.add(row("RedisCacheLevel set, 1 conn, sequential", setRun, baseline: sequential["SET"]))
+    }
 
-        // Throughput: 16 requests in flight on the one connection (pipelined).
+    /// Throughput: 16 requests in flight on the one connection (pipelined).
+    private func pipelinedRows(_ level: RedisCacheLevel<String, Data>, ops: Int, port: Int) async {
         let inFlight = ops / 16 * 16
         let pipelinedGets: @Sendable (LatencyHistogram) async -> Void = { _ in
             await withTaskGroup(of: Void.self) { group in
@@ -74,38 +99,27 @@ struct RedisScenario {
         }
         let pipelinedRun = Run.median(pipelinedRuns), pipelinedOnLoopRun = Run.median(pipelinedOnLoopRuns)
 
-        let sequential = redisBenchmark(port: port, requests: ops, pipeline: 1)
         let pipelined = redisBenchmark(port: port, requests: ops * 2, pipeline: 16)
-        func row(_ name: String, _ run: Run, baseline: Double?, note: String = "") -> Row {
-            var notes = ["CPU \(String(format: "%.1f", run.cpuMicrosecondsPerOp))µs/op"]
-            if let p50 = run.latency.percentile(0.5), let p99 = run.latency.percentile(0.99) { notes.append("p50 \(fmt(p50)) p99 \(fmt(p99))") }
-            if !note.isEmpty { notes.append(note) }
-            return Row(scenario: name, threads: 1, nsPerOp: 1e9 / run.opsPerSecond, opsPerSecond: run.opsPerSecond,
-                       minOpsPerSecond: run.minOpsPerSecond, maxOpsPerSecond: run.maxOpsPerSecond,
-                       baseline: baseline == nil ? nil : "redis-benchmark",
-                       ratioToBaseline: baseline.map { $0 / run.opsPerSecond }, note: notes.joined(separator: "  "))
-        }
-        func baselineRow(_ name: String, _ opsPerSecond: Double) -> Row {
-            Row(scenario: name, threads: 1, nsPerOp: 1e9 / opsPerSecond, opsPerSecond: opsPerSecond,
-                minOpsPerSecond: opsPerSecond, maxOpsPerSecond: opsPerSecond, baseline: nil, ratioToBaseline: nil, note: "")
-        }
-        if let get = sequential["GET"] { report.add(baselineRow("baseline redis-benchmark GET -c 1", get)) }
-        report.add(row("RedisCacheLevel get, 1 conn, sequential", getRun, baseline: sequential["GET"], note: "target ≤ 2.0x"))
-        report.add(row("same, on level.taskExecutor", getOnLoopRun, baseline: sequential["GET"], note: "no thread switch"))
-        report.add(row("same, from the main actor", mainActorRun, baseline: sequential["GET"], note: "one more hop per reply"))
-        if let set = sequential["SET"] { report.add(baselineRow("baseline redis-benchmark SET -c 1", set)) }
-        report.add(row("RedisCacheLevel set, 1 conn, sequential", setRun, baseline: sequential["SET"]))
         if let get = pipelined["GET"] { report.add(baselineRow("baseline redis-benchmark GET -c 1 -P 16", get)) }
         report.add(row("RedisCacheLevel get, 1 conn, 16 in flight", pipelinedRun, baseline: pipelined["GET"],
                        note: "target ≤ 2.0x (≥ 50%)"))
         report.add(row("same, on level.taskExecutor", pipelinedOnLoopRun, baseline: pipelined["GET"],
                        note: "target ≤ 2.0x (≥ 50%)"))
-        let delay = try await invalidationDelay(url: "redis://127.0.0.1:\(port)")
-        report.add(Row(scenario: "near-cache invalidation delay, 2 clients", threads: 1, nsPerOp: Double(delay.p50),
-                       opsPerSecond: 1e9 / Double(max(1, delay.p50)), minOpsPerSecond: 0, maxOpsPerSecond: 0,
-                       baseline: nil, ratioToBaseline: nil,
-                       note: "set by one level → heard by another: p50 \(fmt(delay.p50)) p99 \(fmt(delay.p99))"))
-        await level.shutdown()
+    }
+
+    private func row(_ name: String, _ run: Run, baseline: Double?, note: String = "") -> Row {
+        var notes = ["CPU \(String(format: "%.1f", run.cpuMicrosecondsPerOp))µs/op"]
+        if let p50 = run.latency.percentile(0.5), let p99 = run.latency.percentile(0.99) { notes.append("p50 \(fmt(p50)) p99 \(fmt(p99))") }
+        if !note.isEmpty { notes.append(note) }
+        return Row(scenario: name, threads: 1, nsPerOp: 1e9 / run.opsPerSecond, opsPerSecond: run.opsPerSecond,
+                   minOpsPerSecond: run.minOpsPerSecond, maxOpsPerSecond: run.maxOpsPerSecond,
+                   baseline: baseline == nil ? nil : "redis-benchmark",
+                   ratioToBaseline: baseline.map { $0 / run.opsPerSecond }, note: notes.joined(separator: "  "))
+    }
+
+    private func baselineRow(_ name: String, _ opsPerSecond: Double) -> Row {
+        Row(scenario: name, threads: 1, nsPerOp: 1e9 / opsPerSecond, opsPerSecond: opsPerSecond,
+            minOpsPerSecond: opsPerSecond, maxOpsPerSecond: opsPerSecond, baseline: nil, ratioToBaseline: nil, note: "")
     }
 
     /// `ops` sequential gets from the main actor.
