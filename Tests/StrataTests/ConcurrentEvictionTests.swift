@@ -72,6 +72,27 @@ import Testing
     }
 }
 
+extension ConcurrentEvictionTests {
+    /// A set that evicts for itself takes its own delta and its evictions
+    /// off the totals together; with costs that differ they do not cancel,
+    /// and the totals and the eviction count must still come out exact.
+    @Test(arguments: [EvictionPolicy.lru, .adaptive])
+    func evictionsOfUnequalCostsLeaveExactTotalsAndCounts(policy: EvictionPolicy) {
+        let level = MemoryCacheLevel<Int, Int>(capacity: 2_000, countLimit: 150, policy: policy) { $0 % 23 + 1 }
+        let perThread = 20_000
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for i in 0..<perThread { try? level.store(i, forKey: thread * 100_000 + i) }
+        }
+        let present = (0..<4).flatMap { thread in
+            (0..<perThread).compactMap { level.value(forKey: thread * 100_000 + $0) }
+        }
+        #expect(present.count == level.count)
+        #expect(present.reduce(0) { $0 + $1 % 23 + 1 } == level.totalCost)
+        #expect(level.totalCost <= 2_000 && level.count <= 150)
+        #expect(level.evictions + level.count == 4 * perThread)
+    }
+}
+
 /// The hand-over itself, made deterministic: a write made while another
 /// thread holds the lock does not wait for it, and is still evicted for (or
 /// given to the policy) when that thread lets go, not at the next write.
