@@ -329,9 +329,12 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         while (isOverLimits(excluding: -pending.count, cost: -pending.cost, slack: false) || body != nil) && emptyPasses < 2 {
             if evictorBusy.load(ordering: .sequentiallyConsistent) {
                 if pending != (0, 0) {
-                    // Before the check: the evictor must see it (see above).
+                    // On the totals first, then look at the flag again: only
+                    // a flag seen set after that means the evictor will see
+                    // this write when it lets go (see above).
                     account(count: pending.count, cost: pending.cost)
                     pending = (0, 0)
+                    continue
                 }
                 guard isFarOverLimits else { return }
                 // Too far over to leave to the evictor: wait until it has
