@@ -46,9 +46,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     @usableFromInline let entryTotal = Atomic<Int>(0)
     @usableFromInline let padding1 = CacheLinePadding()
     @usableFromInline let evictionTotal = Atomic<Int>(0)
-    /// Held by the `.lru` evictor; guards the count of its evictions (kept
-    /// here rather than in `evictionTotal`: one atomic write fewer per eviction).
-    @usableFromInline let evictionLock = Mutex(0)
+    @usableFromInline let evictionLock = Mutex(())
     /// Set while a thread holds `evictionLock` (under `.lru`): a writer that
     /// finds it set leaves the eviction its write calls for to that thread.
     @usableFromInline let evictorBusy = Atomic<Bool>(false)
@@ -137,7 +135,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     public var totalCost: Int { costTotal.load(ordering: .relaxed) }
     /// Entries evicted for capacity or count since creation (under `.adaptive`,
     /// including new entries that admission declined).
-    public var evictions: Int { evictionTotal.load(ordering: .relaxed) + evictionLock.withLock { $0 } }
+    public var evictions: Int { evictionTotal.load(ordering: .relaxed) }
 
     @inlinable
     func shard(for key: HashedKey<Key>) -> LRUShard<Key, Value> {
@@ -343,10 +341,10 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
                 while evictorBusy.load(ordering: .sequentiallyConsistent) && isFarOverLimits { sched_yield() }
                 continue
             }
-            evictionLock.withLock { evictions in
+            evictionLock.withLock { _ in
                 evictorBusy.store(true, ordering: .sequentiallyConsistent)
                 defer { evictorBusy.store(false, ordering: .sequentiallyConsistent) }
-                emptyPasses = evictWhileOverLimits(adding: pending, evictions: &evictions) ? emptyPasses + 1 : 0
+                emptyPasses = evictWhileOverLimits(adding: pending) ? emptyPasses + 1 : 0
                 pending = (0, 0)
                 body?()
                 body = nil
@@ -358,13 +356,14 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// write's, not yet on the totals (it goes on them with the evictions).
     /// Returns whether it stopped over the limits because every shard was empty.
     @inlinable
-    func evictWhileOverLimits(adding delta: (count: Int, cost: Int), evictions: inout Int) -> Bool {
+    func evictWhileOverLimits(adding delta: (count: Int, cost: Int)) -> Bool {
         // Counted here and taken off the totals once, at the end: the totals
         // are the one line every writer also adds to. (Negative: `delta`.)
         var removedCount = -delta.count, removedCost = -delta.cost
         defer {
             if removedCount != 0 || removedCost != 0 { account(count: -removedCount, cost: -removedCost) }
-            evictions += removedCount + delta.count
+            let evicted = removedCount + delta.count
+            if evicted > 0 { evictionTotal.add(evicted, ordering: .relaxed) }
         }
         while isOverLimits(excluding: removedCount, cost: removedCost, slack: false) {
             // Published stamps are never newer than the truth (a read can
