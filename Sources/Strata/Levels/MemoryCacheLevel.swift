@@ -250,15 +250,8 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             shard.publishTail(&state)
             return (1, cost)
         } }
-        // A set that puts the level over its limits evicts for itself and
-        // takes its own delta and its evictions off the totals in one go:
-        // with equal costs they cancel, and the totals (the line every
-        // writer adds to) are not written at all.
-        if isOverLimits(excluding: -countDelta, cost: -costDelta, slack: false) {
-            evict(adding: (countDelta, costDelta), thenWhileHolding: nil)
-        } else {
-            account(count: countDelta, cost: costDelta)
-        }
+        account(count: countDelta, cost: costDelta)
+        if isOverLimits { evict() }
     }
 
     @inlinable
@@ -304,36 +297,20 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// sequentially consistent accesses it sees the totals of every write
     /// that found the flag set.
     @inlinable
-    func evict() { evict(adding: (0, 0), thenWhileHolding: nil) }
+    func evict() { evict(thenWhileHolding: nil) }
 
     /// ``evict()``; `body`, if given, runs once with the lock still held
     /// after the first pass (tests: a write made there must be evicted for).
     @inlinable
-    func evict(thenWhileHolding body: (() -> Void)?) { evict(adding: (0, 0), thenWhileHolding: body) }
-
-    /// ``evict()`` for a write whose `delta` (entries, cost) is in the level
-    /// but not yet on the totals: it goes on them together with what is
-    /// evicted, or before the write leaves its eviction to another thread.
-    @inlinable
-    func evict(adding delta: (count: Int, cost: Int), thenWhileHolding body: (() -> Void)?) {
+    func evict(thenWhileHolding body: (() -> Void)?) {
         var body = body
-        var pending = delta
-        defer { if pending != (0, 0) { account(count: pending.count, cost: pending.cost) } }
         // Passes that found nothing to evict although the totals say the
         // level is over (a remover has emptied a shard and not yet taken its
         // entry off the totals): a second one in a row ends the loop, which
         // would otherwise spin until the remover runs.
         var emptyPasses = 0
-        while (isOverLimits(excluding: -pending.count, cost: -pending.cost, slack: false) || body != nil) && emptyPasses < 2 {
+        while (isOverLimits || body != nil) && emptyPasses < 2 {
             if evictorBusy.load(ordering: .sequentiallyConsistent) {
-                if pending != (0, 0) {
-                    // On the totals first, then look at the flag again: only
-                    // a flag seen set after that means the evictor will see
-                    // this write when it lets go (see above).
-                    account(count: pending.count, cost: pending.cost)
-                    pending = (0, 0)
-                    continue
-                }
                 guard isFarOverLimits else { return }
                 // Too far over to leave to the evictor: wait until it has
                 // caught up (queueing on its lock would hand the lock back
@@ -344,26 +321,25 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             evictionLock.withLock { _ in
                 evictorBusy.store(true, ordering: .sequentiallyConsistent)
                 defer { evictorBusy.store(false, ordering: .sequentiallyConsistent) }
-                emptyPasses = evictWhileOverLimits(adding: pending) ? emptyPasses + 1 : 0
-                pending = (0, 0)
+                emptyPasses = evictWhileOverLimits() ? emptyPasses + 1 : 0
                 body?()
                 body = nil
             }
         }
     }
 
-    /// The body of ``evict()``, with `evictionLock` held; `delta` is a
-    /// write's, not yet on the totals (it goes on them with the evictions).
-    /// Returns whether it stopped over the limits because every shard was empty.
+    /// The body of ``evict()``, with `evictionLock` held. Returns whether it
+    /// stopped over the limits because every shard was empty.
     @inlinable
-    func evictWhileOverLimits(adding delta: (count: Int, cost: Int)) -> Bool {
+    func evictWhileOverLimits() -> Bool {
         // Counted here and taken off the totals once, at the end: the totals
-        // are the one line every writer also adds to. (Negative: `delta`.)
-        var removedCount = -delta.count, removedCost = -delta.cost
+        // are the one line every writer also adds to.
+        var removedCount = 0, removedCost = 0
         defer {
-            if removedCount != 0 || removedCost != 0 { account(count: -removedCount, cost: -removedCost) }
-            let evicted = removedCount + delta.count
-            if evicted > 0 { evictionTotal.add(evicted, ordering: .relaxed) }
+            if removedCount > 0 {
+                account(count: -removedCount, cost: -removedCost)
+                evictionTotal.add(removedCount, ordering: .relaxed)
+            }
         }
         while isOverLimits(excluding: removedCount, cost: removedCost, slack: false) {
             // Published stamps are never newer than the truth (a read can
