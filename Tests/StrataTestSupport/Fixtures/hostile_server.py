@@ -5,6 +5,8 @@ Listens on 127.0.0.1 (port 0 = any free port), prints the port on its first
 line of stdout, then serves:
   /endless               200 without a length, bytes as fast as the client reads, forever
   /huge/N                200, Content-Length N, N bytes
+  /unannounced/MS/N      200 without a length (ends at the close), 64 KiB every MS milliseconds, N times
+  /chunked/MS/N          200 chunked, a 64 KiB chunk every MS milliseconds, N chunks
   /hang                  reads the request, never answers
   /trickle/MS/N          200, Content-Length N, one byte every MS milliseconds
   /cut/N/SENT            200, Content-Length N, SENT bytes, then closes
@@ -59,6 +61,16 @@ def handle(conn):
             for _ in range(count):
                 conn.sendall(block)
                 time.sleep(interval)
+        elif parts[0] == "chunked":
+            # No Content-Length: a chunked body, one 64 KiB chunk every
+            # `interval` ms, `count` chunks in all, then the last chunk.
+            interval, count = int(parts[1]) / 1000.0, int(parts[2])
+            head("200 OK", extra="Transfer-Encoding: chunked\r\n")
+            block = b"k" * 65536
+            for _ in range(count):
+                conn.sendall(b"%x\r\n" % len(block) + block + b"\r\n")
+                time.sleep(interval)
+            conn.sendall(b"0\r\n\r\n")
         elif parts[0] == "hang":
             time.sleep(3600)
         elif parts[0] == "trickle":
