@@ -98,7 +98,9 @@ extension ConcurrentEvictionTests {
 /// given to the policy) when that thread lets go, not at the next write.
 @Suite struct EvictionHandOverTests {
     /// (A count limit of 64: a writer leaves its eviction to the busy
-    /// evictor while the level is within 1/32 over its limits, here 2.)
+    /// evictor while the level is within 1/32 over its limits, here 2.
+    /// Having met a writer, the evictor also takes headroom: 1/64 of 64,
+    /// one entry more.)
     @Test func anLRUWriteThatFindsTheEvictorBusyIsEvictedForWhenItLetsGo() throws {
         let level = MemoryCacheLevel<Int, Int>(capacity: 1_000, countLimit: 64, policy: .lru) { _ in 1 }
         for key in 0..<64 { try level.store(key, forKey: key) }
@@ -107,10 +109,58 @@ extension ConcurrentEvictionTests {
             try? level.store(100, forKey: 100)
             #expect(level.count == 65)
         })
-        #expect(level.count == 64)
+        #expect(level.count == 63)
         #expect(level.value(forKey: 100) == 100)
-        #expect(level.value(forKey: 0) == nil)  // the least recently used went
-        #expect(level.evictions == 1)
+        // The least recently used went, and the next one as headroom.
+        #expect(level.value(forKey: 0) == nil)
+        #expect(level.value(forKey: 1) == nil)
+        #expect(level.value(forKey: 2) == 2)
+        #expect(level.evictions == 2)
+        let contended = level.evictionContended.load(ordering: .relaxed)
+        #expect(!contended)
+    }
+
+    /// Headroom is taken only after writers met, at most 16 entries and
+    /// never below 1/64 under the limits, least recent first; the next
+    /// uncontended eviction is exact again.
+    @Test func anEvictorThatMetWritersTakesBoundedHeadroomInLRUOrder() throws {
+        let level = MemoryCacheLevel<Int, Int>(capacity: 1 << 40, countLimit: 4_096, policy: .lru) { _ in 1 }
+        for key in 0..<4_096 { try level.store(key, forKey: key) }
+        // (Keys are checked with `keysByRecency()`, which does not count as use.)
+        func held() -> Set<Int> { Set(level.keysByRecency()) }
+        // Alone: exactly to the limit.
+        try level.store(4_096, forKey: 4_096)
+        #expect(held() == Set(1...4_096))
+        // As if a writer had found the evictor busy: one needed, 16 more
+        // (1/64 of 4,096 would allow 64), least recent first.
+        level.evictionContended.store(true, ordering: .relaxed)
+        try level.store(4_097, forKey: 4_097)
+        #expect(level.count == 4_096 - 16)
+        #expect(held() == Set(18...4_097))
+        #expect(level.evictions == 18)
+        // The flag was used up: filling back to the limit and one past it
+        // evicts one.
+        for key in 5_000..<5_017 { try level.store(key, forKey: key) }
+        #expect(level.count == 4_096)
+        #expect(held() == Set(19...4_097).union(5_000..<5_017))
+    }
+
+    /// With a small limit, 1/64 of it bounds the headroom (here nothing:
+    /// 1/64 of 40 is 0), and under byte cost the same holds for capacity.
+    @Test func headroomIsBoundedBy1Over64OfEachLimit() throws {
+        let small = MemoryCacheLevel<Int, Int>(capacity: 1_000, countLimit: 40, policy: .lru) { _ in 1 }
+        for key in 0..<41 { try small.store(key, forKey: key) }
+        small.evictionContended.store(true, ordering: .relaxed)
+        try small.store(41, forKey: 41)
+        #expect(small.count == 40)
+        // Capacity 6,400 bytes of 10-byte values: 1/64 is 100 bytes, 10 entries.
+        let bytes = MemoryCacheLevel<Int, Int>(capacity: 6_400, policy: .lru) { _ in 10 }
+        for key in 0..<640 { try bytes.store(key, forKey: key) }
+        bytes.evictionContended.store(true, ordering: .relaxed)
+        try bytes.store(640, forKey: 640)
+        #expect(bytes.totalCost == 6_400 - 100)
+        #expect(bytes.count == 630)
+        #expect(Set(bytes.keysByRecency()) == Set(11...640))
     }
 
     /// From a review: when the totals say the level is over its limits but

@@ -50,6 +50,10 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// Set while a thread holds `evictionLock` (under `.lru`): a writer that
     /// finds it set leaves the eviction its write calls for to that thread.
     @usableFromInline let evictorBusy = Atomic<Bool>(false)
+    /// Set by a writer that left its eviction to a busy evictor; the next
+    /// holder of `evictionLock` clears it and evicts with headroom (see
+    /// ``evictWhileOverLimits(headroom:)``).
+    @usableFromInline let evictionContended = Atomic<Bool>(false)
     @usableFromInline let padding2 = CacheLinePadding()
     @usableFromInline let costOf: @Sendable (Value) -> Int
     @usableFromInline let defaultTTL: Duration?
@@ -311,6 +315,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         var emptyPasses = 0
         while (isOverLimits || body != nil) && emptyPasses < 2 {
             if evictorBusy.load(ordering: .sequentiallyConsistent) {
+                if !evictionContended.load(ordering: .relaxed) { evictionContended.store(true, ordering: .relaxed) }
                 guard isFarOverLimits else { return }
                 // Too far over to leave to the evictor: wait until it has
                 // caught up (queueing on its lock would hand the lock back
@@ -321,27 +326,46 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             evictionLock.withLock { _ in
                 evictorBusy.store(true, ordering: .sequentiallyConsistent)
                 defer { evictorBusy.store(false, ordering: .sequentiallyConsistent) }
-                emptyPasses = evictWhileOverLimits() ? emptyPasses + 1 : 0
+                let contended = evictionContended.load(ordering: .relaxed)
+                if contended { evictionContended.store(false, ordering: .relaxed) }
+                emptyPasses = evictWhileOverLimits(headroom: contended) ? emptyPasses + 1 : 0
                 body?()
                 body = nil
             }
         }
     }
 
+    /// The most entries an evictor with headroom takes beyond the limits.
+    @inlinable static var headroomEntries: Int { 16 }
+
     /// The body of ``evict()``, with `evictionLock` held. Returns whether it
     /// stopped over the limits because every shard was empty.
+    ///
+    /// With `headroom` (a writer found the previous evictor busy: writers
+    /// are meeting here), it goes on past the limits, taking up to
+    /// ``headroomEntries`` more least-recently-used entries while the level
+    /// is above 1/64 below its limits. The writers that follow then find
+    /// room and skip the lock, instead of taking turns at it once per set
+    /// (each turn moves the lock, the totals and the shards' stamps to the
+    /// other core). A single thread never meets another here, so alone the
+    /// level evicts exactly to its limits and replays a trace as exact LRU.
     @inlinable
-    func evictWhileOverLimits() -> Bool {
+    func evictWhileOverLimits(headroom: Bool = false) -> Bool {
         // Counted here and taken off the totals once, at the end: the totals
         // are the one line every writer also adds to.
         var removedCount = 0, removedCost = 0
+        // Entries still allowed beyond the limits, and how far below them
+        // the level may go.
+        var extra = headroom ? Self.headroomEntries : 0
+        let roomCost = capacity / 64, roomCount = (countLimit ?? 0) / 64
         defer {
             if removedCount > 0 {
                 account(count: -removedCount, cost: -removedCost)
                 evictionTotal.add(removedCount, ordering: .relaxed)
             }
         }
-        while isOverLimits(excluding: removedCount, cost: removedCost, slack: false) {
+        while isOverLimits(excluding: removedCount, cost: removedCost, slack: false)
+            || (extra > 0 && isAboveHeadroom(excluding: removedCount, cost: removedCost, roomCost: roomCost, roomCount: roomCount)) {
             // Published stamps are never newer than the truth (a read can
             // only make a shard's real tail newer), so the shard with the
             // oldest published stamp is a candidate: replay its reads and
@@ -378,7 +402,10 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
                     var excessCost = costTotal.load(ordering: .sequentiallyConsistent) - removedCost - capacity
                     var excessCount = countLimit.map { entryTotal.load(ordering: .sequentiallyConsistent) - removedCount - $0 } ?? 0
                     var count = 0, cost = 0
-                    while state.tail >= 0 && state.tailStamp <= runnerUp && (excessCost > 0 || excessCount > 0) {
+                    while state.tail >= 0 && state.tailStamp <= runnerUp {
+                        let needed = excessCost > 0 || excessCount > 0
+                        guard needed || (extra > 0 && (excessCost > -roomCost || excessCount > -roomCount)) else { break }
+                        if !needed { extra -= 1 }
                         let removed = state.removeNode(state.tail)
                         cost += removed
                         count += 1
@@ -393,6 +420,15 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             removedCost += removed.cost
         }
         return false
+    }
+
+    /// Whether the level, without `count` entries costing `cost` already
+    /// taken out, holds more than its limits less `roomCost` and `roomCount`.
+    @inlinable
+    func isAboveHeadroom(excluding count: Int, cost: Int, roomCost: Int, roomCount: Int) -> Bool {
+        if costTotal.load(ordering: .sequentiallyConsistent) - cost > capacity - roomCost { return true }
+        guard let countLimit else { return false }
+        return entryTotal.load(ordering: .sequentiallyConsistent) - count > countLimit - roomCount
     }
 
     public func remove(_ key: Key) async throws { removeStored(key) }
