@@ -253,61 +253,6 @@ enum FileIO {
         return names
     }
 
-    /// An exclusive advisory lock on `<directory>/.lock` held while `body` runs.
-    static func withDirectoryLock<T>(_ directory: String, _ body: () throws -> T) rethrows -> T {
-        try withFileLock(directory + "/.lock", body)
-    }
-
-    /// An exclusive advisory lock (`flock`) on the file at `lockPath` (created
-    /// 0600) held while `body` runs; other processes and other open files of
-    /// this one wait. If the lock file cannot be opened, `body` runs unlocked.
-    static func withFileLock<T>(_ lockPath: String, _ body: () throws -> T) rethrows -> T {
-        try withLock(open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600), body)
-    }
-
-    /// The lock on `<directory>/.delete-lock` between a checked delete
-    /// (`exclusive`), which may put another process's version back, and the
-    /// plain deletes of removes and clears (shared: they do not wait for one
-    /// another), which must not have that version put back after them.
-    /// Holders keep it for one file at a time. `nil` (and `body` not run)
-    /// when `waiting` is false and another holder conflicts.
-    static func withDeleteLock<T>(_ directory: String, exclusive: Bool, waiting: Bool = true,
-                                  _ body: () throws -> T) rethrows -> T? {
-        let fd = open(directory + "/.delete-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if fd >= 0 && !waiting {
-            var locked: Int32
-            repeat { locked = flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) } while locked != 0 && errno == EINTR
-            if locked != 0 {
-                close(fd)
-                return nil
-            }
-            defer {
-                flock(fd, LOCK_UN)
-                close(fd)
-            }
-            return try body()
-        }
-        return try withLock(fd, operation: exclusive ? LOCK_EX : LOCK_SH, body)
-    }
-
-    /// An exclusive advisory lock on the directory itself (no lock file).
-    static func withLockOnDirectory<T>(_ directory: String, _ body: () throws -> T) rethrows -> T {
-        try withLock(open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC), body)
-    }
-
-    private static func withLock<T>(_ fd: Int32, operation: Int32 = LOCK_EX, _ body: () throws -> T) rethrows -> T {
-        if fd >= 0 {
-            while flock(fd, operation) != 0 && errno == EINTR {}
-        }
-        defer {
-            if fd >= 0 {
-                flock(fd, LOCK_UN)
-                close(fd)
-            }
-        }
-        return try body()
-    }
-
     /// What identifies one version of a file replaced by rename: device,
     /// inode, size and modification time. `nil` when there is no file.
     struct Identity: Equatable, Sendable {

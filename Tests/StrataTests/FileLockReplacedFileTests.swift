@@ -1,0 +1,77 @@
+import Foundation
+@testable import Strata
+import StrataTestSupport
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A lock taken on a file that was deleted and recreated between the `open`
+/// and the `flock` (a directory removed by a user or a tmp reaper and made
+/// again by another process) locks nothing anyone else uses: the other
+/// process holds the lock on the new file. The lock must be retaken on the
+/// file now at the path. (From the closing notes' open list: the key-value
+/// store's lock on its directory could let two processes write at once and
+/// lose one's key.)
+@Suite struct FileLockReplacedFileTests {
+    final class Flag: Sendable { let value = Atomic<Bool>(false) }
+
+    /// Replaces `path` (a directory, or a file when `isDirectory` is false),
+    /// then has another thread lock the new one for 200 ms; returns once it
+    /// holds the lock, and the flag it sets just before it lets go.
+    func replaceAndHold(_ path: String, isDirectory: Bool) -> Flag {
+        if isDirectory {
+            rmdir(path)
+            mkdir(path, 0o700)
+        } else {
+            unlink(path)
+        }
+        let released = Flag()
+        let held = DispatchSemaphore(value: 0)
+        Thread {
+            let fd = open(path, isDirectory ? O_RDONLY | O_DIRECTORY : O_RDWR | O_CREAT, 0o600)
+            flock(fd, LOCK_EX)
+            held.signal()
+            usleep(200_000)  // holding, as the other process's write would
+            released.value.store(true, ordering: .sequentiallyConsistent)
+            flock(fd, LOCK_UN)
+            close(fd)
+        }.start()
+        held.wait()
+        return released
+    }
+
+    @Test(arguments: [true, false])
+    func aLockOnAReplacedFileIsRetakenOnTheNewOne(isDirectory: Bool) throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let path = dir.url.appendingPathComponent(isDirectory ? "store" : ".lock").path
+        if isDirectory { mkdir(path, 0o700) } else { close(open(path, O_RDWR | O_CREAT, 0o600)) }
+        let released = Mutex<Flag?>(nil)
+        let enteredAfterRelease = FileIO.withLock(
+            path, flags: isDirectory ? O_RDONLY | O_DIRECTORY : O_RDWR | O_CREAT,
+            afterOpen: { let flag = replaceAndHold(path, isDirectory: isDirectory); released.withLock { $0 = flag } }
+        ) {
+            released.withLock { $0!.value.load(ordering: .sequentiallyConsistent) }
+        }
+        #expect(enteredAfterRelease == true, "the body ran while another thread held the lock on the file now at the path")
+    }
+
+    @Test func aTryLockOnAReplacedFileSeesTheNewHolder() throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let path = dir.url.appendingPathComponent(".delete-lock").path
+        close(open(path, O_RDWR | O_CREAT, 0o600))
+        let ran = FileIO.withLock(path, flags: O_RDWR | O_CREAT, waiting: false,
+                                  afterOpen: { _ = replaceAndHold(path, isDirectory: false) }) { true }
+        #expect(ran == nil, "a try-lock on the old file succeeded while the new one was held")
+    }
+
+    /// Nothing replaced: one open, one lock, the body runs once.
+    @Test func anUnreplacedFileIsLockedOnce() throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let runs = Mutex(0)
+        FileIO.withLockOnDirectory(dir.url.path) { runs.withLock { $0 += 1 } }
+        FileIO.withDirectoryLock(dir.url.path) { runs.withLock { $0 += 1 } }
+        #expect(runs.withLock { $0 } == 2)
+    }
+}
