@@ -29,6 +29,18 @@ struct MemoryPolicyScenario {
             report.add(lruRow)
             report.add(report.row("memory .adaptive value(forKey:) hit", threads: threads, samples: a, baseline: lruRow))
         }
+        // Replacing sets (same key, a value of the same cost) on the full
+        // levels: the baseline of issue #11's "an evicting set within 3x of
+        // a replacing set".
+        let (lr, ar) = pair(1, options.opsPerRun, { level in { thread, ops in
+            var i = thread * 4093
+            for _ in 0..<ops { try? level.store(values[i % count], forKey: keys[i % count]); i &+= 1 }
+        } }, lru, adaptive)
+        let lruReplace = report.row("memory .lru set, replacing", threads: 1, samples: lr)
+        let adaptiveReplace = report.row("memory .adaptive set, replacing", threads: 1, samples: ar, baseline: lruReplace)
+        report.add(lruReplace)
+        report.add(adaptiveReplace)
+        var evicting: [EvictionPolicy: [Int: Row]] = [:]
         for threads in [1, 2] {
             let smallLRU = MemoryCacheLevel<String, Data>(capacity: 1_000 * 64, policy: .lru)
             let smallAdaptive = MemoryCacheLevel<String, Data>(capacity: 1_000 * 64, policy: .adaptive)
@@ -41,8 +53,23 @@ struct MemoryPolicyScenario {
             } }, smallLRU, smallAdaptive)
             let lruRow = report.row("memory .lru set, evicting", threads: threads, samples: l)
             report.add(lruRow)
-            report.add(report.row("memory .adaptive set, evicting", threads: threads, samples: a, baseline: lruRow,
-                                  note: "\(smallAdaptive.admissionsRejected) declined"))
+            let adaptiveRow = report.row("memory .adaptive set, evicting", threads: threads, samples: a, baseline: lruRow,
+                                         note: "\(smallAdaptive.admissionsRejected) declined")
+            report.add(adaptiveRow)
+            evicting[.lru, default: [:]][threads] = lruRow
+            evicting[.adaptive, default: [:]][threads] = adaptiveRow
+        }
+        // Issue #11's two speed targets for the churn path, from the rows above.
+        print("targets (issue #11: medians of the rows above)")
+        for (policy, replace) in [(EvictionPolicy.lru, lruReplace), (.adaptive, adaptiveReplace)] {
+            guard let one = evicting[policy]?[1], let two = evicting[policy]?[2] else { continue }
+            let name = policy == .lru ? ".lru" : ".adaptive"
+            let perSet = one.nsPerOp / replace.nsPerOp
+            let scaling = two.opsPerSecond / one.opsPerSecond
+            print(pad("\(name) evicting set / replacing set", 46) + pad(String(format: "%.2f", perSet), 8)
+                  + pad("<= 3.00", 10) + (perSet <= 3 ? "met" : "MISSED"))
+            print(pad("\(name) evicting, 2 threads / 1 thread", 46) + pad(String(format: "%.2f", scaling), 8)
+                  + pad(">= 1.00", 10) + (scaling >= 1 ? "met" : "MISSED"))
         }
     }
 

@@ -250,12 +250,19 @@ import Testing
         for step in 1...200_000 {
             // Keys from a small range, multiplied so that many share home slots.
             let key = Int(generator.next() % 512) &* 1024 &- 40_000
-            switch generator.next() % 3 {
+            switch generator.next() % 4 {
             case 0:
                 table.set(key, step)
                 reference[key] = step
             case 1:
                 #expect(table.remove(key) == reference.removeValue(forKey: key))
+            case 2:
+                // Removed only if it holds the value expected: half the
+                // time its current one, else one it does not hold.
+                let expected = generator.next() % 2 == 0 ? (reference[key] ?? 1) : step
+                let had = reference[key]
+                #expect(table.remove(key, onlyIf: expected) == had)
+                if had == expected { reference[key] = nil }
             default:
                 #expect(table[key] == reference[key])
             }

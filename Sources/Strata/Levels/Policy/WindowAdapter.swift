@@ -100,7 +100,8 @@ struct GhostList: Sendable {
         members.set(hash, sequence)
         order.append((hash, sequence))
         while order.count > limit, let oldest = order.popFirst() {
-            if members[oldest.hash] == oldest.sequence { members.remove(oldest.hash) }
+            // Only if not added again since (one probe).
+            members.remove(oldest.hash, onlyIf: oldest.sequence)
         }
     }
 
