@@ -116,8 +116,8 @@ extension ConcurrentEvictionTests {
         #expect(level.value(forKey: 1) == nil)
         #expect(level.value(forKey: 2) == 2)
         #expect(level.evictions == 2)
-        let contended = level.evictionContended.load(ordering: .relaxed)
-        #expect(!contended)
+        let mark = level.evictionContendedAt.load(ordering: .relaxed)
+        #expect(mark == 0, "the mark was used up")
     }
 
     /// Headroom is taken only after writers met, at most 16 entries and
@@ -133,7 +133,7 @@ extension ConcurrentEvictionTests {
         #expect(held() == Set(1...4_096))
         // As if a writer had found the evictor busy: one needed, 16 more
         // (1/64 of 4,096 would allow 64), least recent first.
-        level.evictionContended.store(true, ordering: .relaxed)
+        level.evictionContendedAt.store(monotonicNanoseconds(), ordering: .relaxed)
         try level.store(4_097, forKey: 4_097)
         #expect(level.count == 4_096 - 16)
         #expect(held() == Set(18...4_097))
@@ -145,18 +145,46 @@ extension ConcurrentEvictionTests {
         #expect(held() == Set(19...4_097).union(5_000..<5_017))
     }
 
+    /// From a review: with unequal costs, headroom stops at an entry whose
+    /// removal would take the level more than 1/64 below its capacity (it
+    /// had evicted a large value just stored, emptying the level).
+    @Test func headroomDoesNotTakeALargeEntryBeyondTheLine() throws {
+        let level = MemoryCacheLevel<Int, Int>(capacity: 6_400, policy: .lru) { $0 == 999 ? 6_350 : 10 }
+        for key in 0..<640 { try level.store(key, forKey: key) }
+        level.evictionContendedAt.store(monotonicNanoseconds(), ordering: .relaxed)
+        // Needs 635 small ones out; headroom then takes the other 5 (50
+        // bytes, within 1/64 = 100) and stops before the large one.
+        try level.store(999, forKey: 999)
+        #expect(Set(level.keysByRecency()) == [999])
+        #expect(level.totalCost == 6_350)
+    }
+
+    /// From a review: a mark left by contention that ended (its evictor
+    /// finished without looking) does not make a later lone eviction take
+    /// headroom.
+    @Test func aStaleContentionMarkIsIgnored() throws {
+        let level = MemoryCacheLevel<Int, Int>(capacity: 1 << 40, countLimit: 4_096, policy: .lru) { _ in 1 }
+        for key in 0..<4_096 { try level.store(key, forKey: key) }
+        level.evictionContendedAt.store(monotonicNanoseconds() - 2 * MemoryCacheLevel<Int, Int>.contentionWindow,
+                                        ordering: .relaxed)
+        try level.store(4_096, forKey: 4_096)
+        #expect(level.count == 4_096)
+        let mark = level.evictionContendedAt.load(ordering: .relaxed)
+        #expect(mark == 0, "cleared by the holder that looked")
+    }
+
     /// With a small limit, 1/64 of it bounds the headroom (here nothing:
     /// 1/64 of 40 is 0), and under byte cost the same holds for capacity.
     @Test func headroomIsBoundedBy1Over64OfEachLimit() throws {
         let small = MemoryCacheLevel<Int, Int>(capacity: 1_000, countLimit: 40, policy: .lru) { _ in 1 }
         for key in 0..<41 { try small.store(key, forKey: key) }
-        small.evictionContended.store(true, ordering: .relaxed)
+        small.evictionContendedAt.store(monotonicNanoseconds(), ordering: .relaxed)
         try small.store(41, forKey: 41)
         #expect(small.count == 40)
         // Capacity 6,400 bytes of 10-byte values: 1/64 is 100 bytes, 10 entries.
         let bytes = MemoryCacheLevel<Int, Int>(capacity: 6_400, policy: .lru) { _ in 10 }
         for key in 0..<640 { try bytes.store(key, forKey: key) }
-        bytes.evictionContended.store(true, ordering: .relaxed)
+        bytes.evictionContendedAt.store(monotonicNanoseconds(), ordering: .relaxed)
         try bytes.store(640, forKey: 640)
         #expect(bytes.totalCost == 6_400 - 100)
         #expect(bytes.count == 630)

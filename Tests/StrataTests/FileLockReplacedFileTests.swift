@@ -18,9 +18,10 @@ import Glibc
     final class Flag: Sendable { let value = Atomic<Bool>(false) }
 
     /// Replaces `path` (a directory, or a file when `isDirectory` is false),
-    /// then has another thread lock the new one for 200 ms; returns once it
-    /// holds the lock, and the flag it sets just before it lets go.
-    func replaceAndHold(_ path: String, isDirectory: Bool) -> Flag {
+    /// then has another thread lock the new one until `until` is signalled
+    /// (or for 200 ms when nil); returns once it holds the lock, and the
+    /// flag it sets just before it lets go.
+    func replaceAndHold(_ path: String, isDirectory: Bool, until: DispatchSemaphore? = nil) -> Flag {
         if isDirectory {
             rmdir(path)
             mkdir(path, 0o700)
@@ -33,7 +34,8 @@ import Glibc
             let fd = open(path, isDirectory ? O_RDONLY | O_DIRECTORY : O_RDWR | O_CREAT, 0o600)
             flock(fd, LOCK_EX)
             held.signal()
-            usleep(200_000)  // holding, as the other process's write would
+            // Holding, as the other process's write would.
+            if let until { until.wait() } else { usleep(200_000) }
             released.value.store(true, ordering: .sequentiallyConsistent)
             flock(fd, LOCK_UN)
             close(fd)
@@ -61,17 +63,34 @@ import Glibc
         let dir = TemporaryDirectory(); defer { dir.remove() }
         let path = dir.url.appendingPathComponent(".delete-lock").path
         close(open(path, O_RDWR | O_CREAT, 0o600))
+        let done = DispatchSemaphore(value: 0)
         let ran = FileIO.withLock(path, flags: O_RDWR | O_CREAT, waiting: false,
-                                  afterOpen: { _ = replaceAndHold(path, isDirectory: false) }) { true }
+                                  afterOpen: { _ = replaceAndHold(path, isDirectory: false, until: done) }) { true }
+        done.signal()
         #expect(ran == nil, "a try-lock on the old file succeeded while the new one was held")
     }
 
-    /// Nothing replaced: one open, one lock, the body runs once.
-    @Test func anUnreplacedFileIsLockedOnce() throws {
+    /// Nothing replaced: the body runs once, and holds the lock while it
+    /// runs (another open file of the same path cannot take it).
+    @Test func anUnreplacedFileIsLockedWhileTheBodyRuns() throws {
         let dir = TemporaryDirectory(); defer { dir.remove() }
+        func heldElsewhere(_ path: String, flags: Int32) -> Bool {
+            let fd = open(path, flags, 0o600)
+            defer { close(fd) }
+            return flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK
+        }
         let runs = Mutex(0)
-        FileIO.withLockOnDirectory(dir.url.path) { runs.withLock { $0 += 1 } }
-        FileIO.withDirectoryLock(dir.url.path) { runs.withLock { $0 += 1 } }
+        let directory = dir.url.path
+        let onDirectory = FileIO.withLockOnDirectory(directory) {
+            runs.withLock { $0 += 1 }
+            return heldElsewhere(directory, flags: O_RDONLY | O_DIRECTORY)
+        }
+        let onLockFile = FileIO.withDirectoryLock(directory) {
+            runs.withLock { $0 += 1 }
+            return heldElsewhere(directory + "/.lock", flags: O_RDWR)
+        }
+        #expect(onDirectory && onLockFile)
         #expect(runs.withLock { $0 } == 2)
+        #expect(!heldElsewhere(directory, flags: O_RDONLY | O_DIRECTORY), "released after the body")
     }
 }

@@ -50,10 +50,11 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// Set while a thread holds `evictionLock` (under `.lru`): a writer that
     /// finds it set leaves the eviction its write calls for to that thread.
     @usableFromInline let evictorBusy = Atomic<Bool>(false)
-    /// Set by a writer that left its eviction to a busy evictor; the next
-    /// holder of `evictionLock` clears it and evicts with headroom (see
-    /// ``evictWhileOverLimits(headroom:)``).
-    @usableFromInline let evictionContended = Atomic<Bool>(false)
+    /// When a writer last left its eviction to a busy evictor (monotonic
+    /// nanoseconds; 0: not since the last holder looked). The next holder of
+    /// `evictionLock` clears it and, if it is recent (``contentionWindow``),
+    /// evicts with headroom (see ``evictWhileOverLimits(headroom:)``).
+    @usableFromInline let evictionContendedAt = Atomic<UInt64>(0)
     @usableFromInline let padding2 = CacheLinePadding()
     @usableFromInline let costOf: @Sendable (Value) -> Int
     @usableFromInline let defaultTTL: Duration?
@@ -315,7 +316,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         var emptyPasses = 0
         while (isOverLimits || body != nil) && emptyPasses < 2 {
             if evictorBusy.load(ordering: .sequentiallyConsistent) {
-                if !evictionContended.load(ordering: .relaxed) { evictionContended.store(true, ordering: .relaxed) }
+                evictionContendedAt.store(monotonicNanoseconds(), ordering: .relaxed)
                 guard isFarOverLimits else { return }
                 // Too far over to leave to the evictor: wait until it has
                 // caught up (queueing on its lock would hand the lock back
@@ -326,9 +327,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             evictionLock.withLock { _ in
                 evictorBusy.store(true, ordering: .sequentiallyConsistent)
                 defer { evictorBusy.store(false, ordering: .sequentiallyConsistent) }
-                let contended = evictionContended.load(ordering: .relaxed)
-                if contended { evictionContended.store(false, ordering: .relaxed) }
-                emptyPasses = evictWhileOverLimits(headroom: contended) ? emptyPasses + 1 : 0
+                emptyPasses = evictWhileOverLimits(headroom: tookContention()) ? emptyPasses + 1 : 0
                 body?()
                 body = nil
             }
@@ -338,13 +337,30 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// The most entries an evictor with headroom takes beyond the limits.
     @inlinable static var headroomEntries: Int { 16 }
 
+    /// How recently a writer must have met the evictor for the next one to
+    /// take headroom: a mark left by contention long over (its evictor
+    /// finished without looking) does not make a lone thread's eviction inexact.
+    @inlinable static var contentionWindow: UInt64 { 1_000_000 }
+
+    /// Whether a writer met the evictor within ``contentionWindow``; clears
+    /// the mark (call with `evictionLock` held). Alone, a load and no clock read.
+    @inlinable
+    func tookContention() -> Bool {
+        let at = evictionContendedAt.load(ordering: .relaxed)
+        guard at != 0 else { return false }
+        evictionContendedAt.store(0, ordering: .relaxed)
+        return monotonicNanoseconds() &- at < Self.contentionWindow
+    }
+
     /// The body of ``evict()``, with `evictionLock` held. Returns whether it
     /// stopped over the limits because every shard was empty.
     ///
     /// With `headroom` (a writer found the previous evictor busy: writers
     /// are meeting here), it goes on past the limits, taking up to
     /// ``headroomEntries`` more least-recently-used entries while the level
-    /// is above 1/64 below its limits. The writers that follow then find
+    /// stays within 1/64 of one of its limits after each (an entry that
+    /// would take it further below ends the headroom: with unequal costs,
+    /// one large entry must not empty the level). The writers that follow then find
     /// room and skip the lock, instead of taking turns at it once per set
     /// (each turn moves the lock, the totals and the shards' stamps to the
     /// other core). A single thread never meets another here, so alone the
@@ -404,8 +420,17 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
                     var count = 0, cost = 0
                     while state.tail >= 0 && state.tailStamp <= runnerUp {
                         let needed = excessCost > 0 || excessCount > 0
-                        guard needed || (extra > 0 && (excessCost > -roomCost || excessCount > -roomCount)) else { break }
-                        if !needed { extra -= 1 }
+                        if !needed {
+                            guard extra > 0 else { break }
+                            // Headroom: only if the level stays within 1/64
+                            // of a limit without this entry.
+                            let tailCost = state.nodes[Int(state.tail)].cost
+                            guard excessCost - tailCost >= -roomCost || (roomCount > 0 && excessCount - 1 >= -roomCount) else {
+                                extra = 0
+                                break
+                            }
+                            extra -= 1
+                        }
                         let removed = state.removeNode(state.tail)
                         cost += removed
                         count += 1

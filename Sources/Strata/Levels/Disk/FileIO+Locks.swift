@@ -43,7 +43,7 @@ extension FileIO {
 
     /// Runs `body` holding `operation` on the file at `path`, opened with
     /// `flags`; if it cannot be opened, `body` runs unlocked. `nil` (and
-    /// `body` not run) when `waiting` is false and another holder conflicts.
+    /// `body` not run) when `waiting` is false and the lock is not had (held elsewhere, or not lockable).
     /// `afterOpen` runs between the open and the lock (tests: the file is
     /// replaced there, as another process could).
     static func withLock<T>(_ path: String, flags: Int32, operation: Int32 = LOCK_EX, waiting: Bool = true,
@@ -57,11 +57,14 @@ extension FileIO {
             afterOpen = nil
             var result: Int32
             repeat { result = flock(fd, waiting ? operation : operation | LOCK_NB) } while result != 0 && errno == EINTR
-            if result != 0 && !waiting && errno == EWOULDBLOCK {
+            if result != 0 && !waiting {
+                // Held by another, or not lockable (`ENOLCK` on some network
+                // file systems): a caller that would not wait does not run
+                // `body` unlocked either.
                 close(fd)
                 return nil
             }
-            // (Any other failure to lock runs `body` unlocked, as a file that
+            // (A waiting lock that fails runs `body` unlocked, as a file that
             // cannot be opened does.)
             if result == 0 && !isStillAt(path, fd) && attempt < 63 {
                 flock(fd, LOCK_UN)
