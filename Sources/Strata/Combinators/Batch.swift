@@ -53,6 +53,17 @@ func concurrentEntries<Key: Sendable, Value: Sendable>(
 /// A level over sequences of keys: get returns the values **in key order**; the
 /// batch is a miss as soon as one key misses, and fails as soon as one key
 /// fails, cancelling the others either way.
+///
+/// **Not back-filled.** In a composition of batch levels
+/// (`upper.allBatch() + lower.allBatch()`) a back-fill of `[1, 2]` would
+/// write each element, but the composition orders writes and back-fills by
+/// the whole array: a `remove([1])` or `set(_, [1])` made while `[1, 2]` was
+/// read below would not stop it, and the older element would come back
+/// above. So a back-fill is declined here (``BackfillDeclined``): a batch
+/// read answers from below, and nothing is written above. To have batches
+/// back-fill, compose single-key levels and read them with
+/// ``CacheLevel/batchGetSome(_:maxConcurrency:)`` or `entries(forKeys:)`,
+/// which order each key on its own.
 public struct AllBatchCache<Inner: CacheLevel>: WrapperLevel {
     public typealias Key = [Inner.Key]
     public typealias Value = [Inner.Value]
@@ -100,9 +111,11 @@ public struct AllBatchCache<Inner: CacheLevel>: WrapperLevel {
         try await set(values, forKey: keys, expiresAt: nil)
     }
 
-    /// Stores each value under its key with `expiresAt` (`nil`: each level's default).
+    /// Stores each value under its key with `expiresAt` (`nil`: each level's
+    /// default). A back-fill is declined (see the notes above).
     public func set(_ values: [Inner.Value], forKey keys: [Inner.Key], expiresAt: CacheInstant?) async throws {
         guard values.count == keys.count else { throw BatchError.countMismatch(values: values.count, keys: keys.count) }
+        if CacheContext.isBackfill { throw BackfillDeclined() }
         _ = try await forEachKey(keys) { index -> (Int, Void) in
             if let expiresAt {
                 try await inner.set(values[index], forKey: keys[index], expiresAt: expiresAt)

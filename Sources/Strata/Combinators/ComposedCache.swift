@@ -352,3 +352,15 @@ extension CacheLevel {
         ComposedCache(lhs, rhs)
     }
 }
+
+/// A composition's two sides, without their types (for code that looks
+/// through a stack of levels, such as ``PooledCache``'s choice of clock).
+protocol ComposedLevels {
+    var upperLevel: any CacheLevel { get }
+    var lowerLevel: any CacheLevel { get }
+}
+
+extension ComposedCache: ComposedLevels {
+    var upperLevel: any CacheLevel { upper }
+    var lowerLevel: any CacheLevel { lower }
+}

@@ -16,6 +16,12 @@ import Synchronization
 ///   inner level reports (``CacheLevel/addInvalidationListener(_:)``) detaches
 ///   them too, before the levels above hear of it.
 /// - The shared read runs at the highest priority of the callers waiting on it.
+/// - **No expired answer.** A get that joins a read begun before it is not
+///   answered with an entry that had already expired when the get began
+///   (without the pool it would have been a miss there): it reads again.
+///   Expiry is judged on ``clock``: by default the clock of the first level
+///   below with one (a memory, disk, key-value or Redis level, through
+///   wrappers and compositions), else the system's.
 public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key: Hashable {
     public typealias Key = Inner.Key
     public typealias Value = Inner.Value
@@ -40,14 +46,21 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
     }
 
     public let inner: Inner
+    /// The clock entries' deadlines are judged on.
+    public let clock: any CacheClock
     private let state = Mutex(State())
+
+    /// Reads a get makes before it answers a miss, when every read it joined
+    /// carried an entry already expired at the time it arrived.
+    static var expiredRereads: Int { 3 }
 
     /// Registers with `inner` at once, before anything above can: a change
     /// it reports ends the sharing of reads that began before it, whether or
     /// not anything above listens (a pool can be the top of a stack), and
     /// before the listeners above drop the key.
-    public init(_ inner: Inner) {
+    public init(_ inner: Inner, clock: (any CacheClock)? = nil) {
         self.inner = inner
+        self.clock = clock ?? levelClock(of: inner) ?? SystemClock()
         inner.addInvalidationListener { [weak self] invalidation in
             switch invalidation {
             case .key(let key): self?.detach(key)
@@ -73,11 +86,18 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
 
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         let priority = Task.currentPriority
-        return try await suspendAsWaiter(
-            reserve: { state.withLock { $0.waiters.reserve() } },
-            arrive: { id, continuation in arrive(key: key, id: id, priority: priority, continuation) },
-            cancel: { [self] id in leave(key: key, id: id) }
-        )
+        for _ in 0..<Self.expiredRereads {
+            // A read that began before this get may carry an entry that
+            // expired before it: that one is not this get's answer.
+            let arrival = clock.now()
+            let entry = try await suspendAsWaiter(
+                reserve: { state.withLock { $0.waiters.reserve() } },
+                arrive: { id, continuation in arrive(key: key, id: id, priority: priority, continuation) },
+                cancel: { [self] id in leave(key: key, id: id) }
+            )
+            guard let deadline = entry?.expiresAt, deadline <= arrival else { return entry }
+        }
+        return nil
     }
 
     /// Batches pass straight through (they are not shared with single gets).
@@ -199,5 +219,16 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
 
 extension CacheLevel where Key: Hashable {
     /// Single-flight gets: see ``PooledCache``.
-    public func pooled() -> PooledCache<Self> { PooledCache(self) }
+    /// Single-flight gets over this level (see ``PooledCache``); `clock`
+    /// judges the deadlines of shared answers (default: the levels' own).
+    public func pooled(clock: (any CacheClock)? = nil) -> PooledCache<Self> { PooledCache(self, clock: clock) }
+}
+
+/// The clock of the first level with one in `level`, looking through
+/// wrappers and the upper, then the lower, side of compositions.
+func levelClock(of level: any CacheLevel) -> (any CacheClock)? {
+    if let expirable = level as? any ExpirableCacheLevel { return expirable.clock }
+    if let wrapper = level as? any WrapperLevel { return levelClock(of: wrapper.inner) }
+    if let composed = level as? any ComposedLevels { return levelClock(of: composed.upperLevel) ?? levelClock(of: composed.lowerLevel) }
+    return nil
 }
