@@ -4,6 +4,10 @@
 ///
 /// The cursor is kept as a count of characters *after* it, so typing at the
 /// end (a paste) never walks the text: a megabyte arrives in linear time.
+/// An edit before the cursor can join characters across it (a ZWJ typed
+/// before `ZWJ 👩`, a control character deleted between an emoji and a ZWJ),
+/// so every edit that leaves text after the cursor recounts it: the count
+/// never exceeds `text.count`.
 public struct LineEditor: Equatable, Sendable {
     public private(set) var text: String
     /// Characters after the cursor (0: the cursor is at the end).
@@ -41,7 +45,9 @@ public struct LineEditor: Equatable, Sendable {
         if charactersAfterCursor == 0 {
             text.append(character)
         } else {
+            let tail = utf8AfterCursor
             text.insert(character, at: cursorIndex)
+            recountCursor(utf8AfterCursor: tail)
         }
     }
 
@@ -50,8 +56,28 @@ public struct LineEditor: Equatable, Sendable {
         if charactersAfterCursor == 0 {
             text.append(string)
         } else {
+            let tail = utf8AfterCursor
             text.insert(contentsOf: string, at: cursorIndex)
+            recountCursor(utf8AfterCursor: tail)
         }
+    }
+
+    /// UTF-8 bytes after the cursor: unchanged by an edit before it.
+    var utf8AfterCursor: Int { text.utf8.distance(from: cursorIndex, to: text.endIndex) }
+
+    /// Sets the cursor to the characters wholly within the last `tail` UTF-8
+    /// bytes (after a character joined across the cursor, the cursor is
+    /// after the joined character).
+    mutating func recountCursor(utf8AfterCursor tail: Int) {
+        var index = text.endIndex
+        var count = 0
+        while index > text.startIndex {
+            let previous = text.index(before: index)
+            guard text.utf8.distance(from: previous, to: text.endIndex) <= tail else { break }
+            index = previous
+            count += 1
+        }
+        charactersAfterCursor = count
     }
 
     /// Replaces the whole text; the cursor goes to the end.
@@ -65,15 +91,18 @@ public struct LineEditor: Equatable, Sendable {
     public mutating func backspace() -> Bool {
         let index = cursorIndex
         guard index > text.startIndex else { return false }
+        let tail = utf8AfterCursor
         text.remove(at: text.index(before: index))
+        if charactersAfterCursor > 0 { recountCursor(utf8AfterCursor: tail) }
         return true
     }
 
     /// Deletes the character under the cursor.
     public mutating func deleteForward() {
         guard charactersAfterCursor > 0 else { return }
-        text.remove(at: cursorIndex)
-        charactersAfterCursor -= 1
+        let tail = utf8AfterCursor
+        let removed = text.remove(at: cursorIndex)
+        recountCursor(utf8AfterCursor: tail - removed.utf8.count)
     }
 
     public mutating func moveLeft() {
@@ -86,7 +115,9 @@ public struct LineEditor: Equatable, Sendable {
 
     /// Ctrl-U: deletes everything before the cursor.
     public mutating func deleteToStart() {
+        let tail = utf8AfterCursor
         text.removeSubrange(text.startIndex..<cursorIndex)
+        recountCursor(utf8AfterCursor: tail)
     }
 
     /// Ctrl-K: deletes everything from the cursor on.
@@ -101,6 +132,8 @@ public struct LineEditor: Equatable, Sendable {
         var start = end
         while start > text.startIndex, text[text.index(before: start)] == " " { start = text.index(before: start) }
         while start > text.startIndex, text[text.index(before: start)] != " " { start = text.index(before: start) }
+        let tail = utf8AfterCursor
         text.removeSubrange(start..<end)
+        recountCursor(utf8AfterCursor: tail)
     }
 }
