@@ -26,7 +26,7 @@ public struct Renderer: Sendable {
         guard width >= Self.minimumWidth, height >= Self.minimumHeight else {
             let message = "terminal too small (\(width)x\(height)); strata needs \(Self.minimumWidth)x\(Self.minimumHeight)"
             let lines = Self.wrap(message, width: width)
-            for (row, line) in lines.prefix(height).enumerated() {
+            for (row, line) in lines.prefix(max(0, height)).enumerated() {
                 let last = row == height - 1 && lines.count > height
                 buffer.put(last ? line + " " + lines[(row + 1)...].joined(separator: " ") : line,
                            x: 0, y: row, role: .error, ellipsis: true)
