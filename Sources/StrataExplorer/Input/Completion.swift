@@ -38,20 +38,21 @@ public struct Completion: Equatable, Sendable {
     }
 
     /// Completes the word before the cursor: a single candidate in full (and a
-    /// space), several to their longest common prefix. Returns the candidates
+    /// space), several to their longest common prefix, spelt as the candidate
+    /// is (names match case-insensitively). Returns the candidates
     /// when more than one remains (to be listed), else an empty array.
     public func complete(_ editor: inout LineEditor) -> [String] {
         let (word, names) = candidates(before: editor.beforeCursor)
         guard let first = names.first else { return [] }
         if names.count == 1 {
-            editor.insert(contentsOf: String(first.dropFirst(word.count)) + " ")
+            editor.replaceBeforeCursor(from: word.startIndex, with: first + " ")
             return []
         }
         var common = first
         for name in names.dropFirst() {
             while !name.lowercased().hasPrefix(common.lowercased()) { common.removeLast() }
         }
-        if common.count > word.count { editor.insert(contentsOf: String(common.dropFirst(word.count))) }
+        if common.count > word.count { editor.replaceBeforeCursor(from: word.startIndex, with: common) }
         return names
     }
 }

@@ -62,6 +62,14 @@ public struct LineEditor: Equatable, Sendable {
         }
     }
 
+    /// Replaces the text from `start` (an index of `text`, at or before the
+    /// cursor) to the cursor with `string`; the cursor ends after it.
+    public mutating func replaceBeforeCursor(from start: String.Index, with string: String) {
+        let tail = utf8AfterCursor
+        text.replaceSubrange(start..<cursorIndex, with: string)
+        recountCursor(utf8AfterCursor: tail)
+    }
+
     /// UTF-8 bytes after the cursor: unchanged by an edit before it.
     var utf8AfterCursor: Int { text.utf8.distance(from: cursorIndex, to: text.endIndex) }
 
