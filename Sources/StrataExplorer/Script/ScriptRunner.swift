@@ -17,9 +17,12 @@ public struct ScriptRunner {
 
     /// A script's lines as `readLine` gives them on stdin: split at each
     /// `\n` (by scalar: Swift reads `\r\n` as one Character, which a
-    /// Character-based split never matches) without a line's final `\r`.
+    /// Character-based split never matches) without a line's final `\r`,
+    /// and without a leading byte-order mark (U+FEFF).
     public static func lines(of text: String) -> [String] {
-        text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+        var text = text
+        if text.unicodeScalars.first == "\u{FEFF}" { text.unicodeScalars.removeFirst() }
+        return text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { line in
             var scalars = String.UnicodeScalarView(line)
             if scalars.last == "\r" { scalars.removeLast() }
             return String(scalars)
@@ -50,16 +53,16 @@ public struct ScriptRunner {
             switch command {
             case .quit: return failures
             case .theme, .hz, .help:
-                write("> \(line)\n  (no effect without a screen)")
+                write("> \(Self.printable(line))\n  (no effect without a screen)")
                 continue
             default: break
             }
             let outcome = await model.execute(command)
             if case .load(_, _, _, .some) = command, let workload = model.workload {
                 await workload.finished()
-                write("> \(line)\n  \(workload.completed) gets in \(String(format: "%.1f", workload.elapsedSeconds))s")
+                write("> \(Self.printable(line))\n  \(workload.completed) gets in \(String(format: "%.1f", workload.elapsedSeconds))s")
             } else {
-                write("> \(line)\n  \(Self.printable(outcome.message))")
+                write("> \(Self.printable(line))\n  \(Self.printable(outcome.message))")
             }
             if outcome.isError {
                 writeError("\(source):\(index + 1): \(Self.printable(outcome.message))")
@@ -87,9 +90,10 @@ public struct ScriptRunner {
                 pane.bytes.map(String.init) ?? "-", Units.latency(s.getP50), Units.latency(s.getP99),
             ])
         }
-        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        // Padded by display width (a wide character takes two columns); never cut.
+        let widths = header.indices.map { column in rows.map { TextWidth.of($0[column]) }.max() ?? 0 }
         return rows.map { row in
-            row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
+            row.enumerated().map { $1 + String(repeating: " ", count: widths[$0] - TextWidth.of($1)) }
                 .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
         }.joined(separator: "\n")
     }
