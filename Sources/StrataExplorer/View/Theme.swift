@@ -128,7 +128,7 @@ public struct Theme: Equatable, Sendable {
     public static func parse(_ text: String, name: String, file: String) throws -> Theme {
         var colors: [String: ThemeColor] = [:]
         var attributes: [String: ThemeAttributes] = [:]
-        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+        for (index, rawLine) in lines(of: text).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard line.hasPrefix("theme["), let close = line.firstIndex(of: "]"),
@@ -137,7 +137,14 @@ public struct Theme: Equatable, Sendable {
             }
             let key = String(line[line.index(line.startIndex, offsetBy: 6)..<close])
             var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            if let hash = value.range(of: " #"), value.first == "\"" { value = String(value[..<hash.lowerBound]) }
+            // A comment after a quoted value: ` #` after the closing quote, not inside it.
+            if value.first == "\"" {
+                let afterOpening = value.index(after: value.startIndex)
+                let closing = value[afterOpening...].firstIndex(of: "\"").map { value.index(after: $0) } ?? value.endIndex
+                if let hash = value.range(of: " #", range: closing..<value.endIndex) {
+                    value = value[..<hash.lowerBound].trimmingCharacters(in: .whitespaces)
+                }
+            }
             if value.count >= 2, value.first == "\"", value.last == "\"" { value = String(value.dropFirst().dropLast()) }
             if key.hasSuffix("_attr") {
                 attributes[String(key.dropLast(5))] = try parseAttributes(value, file: file, line: index + 1)
@@ -146,6 +153,19 @@ public struct Theme: Equatable, Sendable {
             }
         }
         return Theme(name: name, colors: colors, attributes: attributes)
+    }
+
+    /// The lines of a theme file: split at `\n` only (by scalar, so `\r\n`
+    /// splits too), without a line's final `\r` or the file's leading
+    /// byte-order mark. U+2028, NEL and form feed are characters of a line.
+    static func lines(of text: String) -> [String] {
+        var scalars = text.unicodeScalars[...]
+        if scalars.first == "\u{FEFF}" { scalars = scalars.dropFirst() }
+        return scalars.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            var line = String.UnicodeScalarView(line)
+            if line.last == "\r" { line.removeLast() }
+            return String(line)
+        }
     }
 
     static func parseColor(_ value: String, file: String, line: Int, key: String) throws -> ThemeColor {
@@ -217,9 +237,16 @@ public struct Theme: Equatable, Sendable {
         }
         for directory in directories {
             let path = directory + "/" + nameOrPath + ".theme"
-            if let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) {
-                return try parse(text, name: nameOrPath, file: path)
+            // A user theme that is there but unusable is reported, never
+            // passed over for a built-in of the same name.
+            guard FileManager.default.fileExists(atPath: path) else { continue }
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ThemeError(file: path, line: nil, message: "cannot read the theme file")
             }
+            guard let text = String(data: data, encoding: .utf8) else {
+                throw ThemeError(file: path, line: nil, message: "the file is not UTF-8 text")
+            }
+            return try parse(text, name: nameOrPath, file: path)
         }
         if let source = builtinSources[nameOrPath] {
             return try parse(source, name: nameOrPath, file: "built-in \(nameOrPath)")
