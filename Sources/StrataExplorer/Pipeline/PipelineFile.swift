@@ -56,6 +56,8 @@ public enum PipelineFile {
         for (key, value) in mapping {
             switch key.string {
             case "name":
+                // `name: ~` (a YAML null) is no name, as when the field is left out.
+                if isNull(value) { continue }
                 name = try string(value, field: "name", file: file)
                 if hasControlCharacters(name) {
                     throw PipelineFileError(file: file, line: value.mark?.line, field: "name",
@@ -101,7 +103,7 @@ public enum PipelineFile {
             fields[name] = value
             keyLines[name] = key.mark?.line
         }
-        guard let kindNode = fields["kind"] else {
+        guard let kindNode = fields["kind"], !isNull(kindNode) else {
             throw PipelineFileError(file: file, line: node.mark?.line, field: "\(path).kind",
                                     message: "missing (one of memory, disk, origin, http, redis)")
         }
@@ -114,8 +116,9 @@ public enum PipelineFile {
             throw PipelineFileError(file: file, line: keyLines[field], field: "\(path).\(field)",
                                     message: "unknown field for a \(kind) level (allowed: \((allowed.union(commonFields)).sorted().joined(separator: ", ")))")
         }
+        // A YAML null (`~`, `null` or nothing after the colon) is the field left out.
         func value<T>(_ field: String, _ parse: (Node) throws -> T) throws -> T? {
-            guard let node = fields[field] else { return nil }
+            guard let node = fields[field], !isNull(node) else { return nil }
             return try parse(node)
         }
         func size(_ field: String, limit: Int = Units.maxBytes) throws -> Int? {
@@ -165,7 +168,14 @@ public enum PipelineFile {
             levelKind = .memory(capacity: try required("capacity", try size("capacity")),
                                 countLimit: try integer("count", range: 1...100_000_000))
         case "disk":
-            levelKind = .disk(path: try text("path"), capacity: try required("capacity", try size("capacity")))
+            // No path is a temporary directory; an empty one names no directory
+            // (it would be the current one) and is refused.
+            let diskPath = try text("path")
+            if diskPath?.isEmpty == true {
+                throw PipelineFileError(file: file, line: fields["path"]?.mark?.line, field: "\(path).path",
+                                        message: "empty: name a directory, or leave the field out for a temporary one")
+            }
+            levelKind = .disk(path: diskPath, capacity: try required("capacity", try size("capacity")))
         case "origin":
             let rate = try value("failure-rate") { node -> Double in
                 guard let text = node.string, let rate = Double(text), (0...1).contains(rate) else {
@@ -236,6 +246,9 @@ public enum PipelineFile {
             line: node.mark?.line
         )
     }
+
+    /// A YAML null: a plain `~`, `null` or empty scalar (quoted `"~"` is text).
+    static func isNull(_ node: Node) -> Bool { node.null != nil }
 
     static func hasControlCharacters(_ text: String) -> Bool {
         text.unicodeScalars.contains { $0.properties.generalCategory == .control }
