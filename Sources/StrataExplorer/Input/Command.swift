@@ -63,12 +63,17 @@ public enum CommandParser {
         guard line.utf8.count <= maxLength else {
             throw CommandError("command too long (\(line.utf8.count) bytes; the limit is \(maxLength))")
         }
-        let trimmed = line.drop { $0 == " " || $0 == "\t" }
+        // Split by scalar: a word that begins with a combining mark joins the
+        // blank before it into one Character, which a Character split never
+        // takes for a separator (`set k \u{301}v` has the value `\u{301}v`).
+        func isBlank(_ scalar: Unicode.Scalar) -> Bool { scalar == " " || scalar == "\t" }
+        func text(_ scalars: Substring.UnicodeScalarView) -> String { String(Substring(scalars)) }
+        let trimmed = line.unicodeScalars.drop(while: isBlank)
         guard !trimmed.isEmpty else { throw CommandError("empty command (try help)") }
-        let verbEnd = trimmed.firstIndex { $0 == " " || $0 == "\t" } ?? trimmed.endIndex
-        let verb = trimmed[..<verbEnd].lowercased()
-        let rest = String(trimmed[verbEnd...].drop { $0 == " " || $0 == "\t" })
-        let words = rest.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        let verbEnd = trimmed.firstIndex(where: isBlank) ?? trimmed.endIndex
+        let verb = text(trimmed[..<verbEnd]).lowercased()
+        let rest = text(trimmed[verbEnd...].drop(while: isBlank))
+        let words = rest.unicodeScalars.split(whereSeparator: isBlank).map(text)
 
         func key(_ usage: String) throws(CommandError) -> String {
             guard let first = words.first else { throw CommandError("missing KEY: \(usage)") }
@@ -86,9 +91,9 @@ public enum CommandParser {
             return .get(key: k)
         case "set", "s":
             let k = try key("set KEY VALUE")
-            let afterKey = rest.dropFirst(k.count).drop { $0 == " " || $0 == "\t" }
+            let afterKey = rest.unicodeScalars.dropFirst(k.unicodeScalars.count).drop(while: isBlank)
             guard !afterKey.isEmpty else { throw CommandError("missing VALUE: set KEY VALUE") }
-            return .set(key: k, value: String(afterKey))
+            return .set(key: k, value: text(afterKey))
         case "rm", "remove", "del":
             let k = try key("rm KEY")
             if words.count > 1 { throw CommandError("rm takes one KEY") }
