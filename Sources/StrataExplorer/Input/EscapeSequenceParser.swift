@@ -8,7 +8,9 @@ public struct EscapeSequenceParser: Equatable, Sendable {
         case ground
         case escape
         case csi(String)
-        case ss3
+        /// After `ESC O`; `parameters` once a parameter byte has come (such a
+        /// sequence, a modified key, is unknown and dropped at its final byte).
+        case ss3(parameters: Bool)
     }
 
     private var state = State.ground
@@ -33,7 +35,7 @@ public struct EscapeSequenceParser: Equatable, Sendable {
         case .escape:
             switch code {
             case 0x5B: state = .csi(""); return []           // ESC [
-            case 0x4F: state = .ss3; return []               // ESC O
+            case 0x4F: state = .ss3(parameters: false); return []  // ESC O
             case 27: return [.escape]                        // Esc, then another sequence
             default:
                 // Esc, then a key typed (or sent) before the Esc delay ran
@@ -58,9 +60,18 @@ public struct EscapeSequenceParser: Equatable, Sendable {
                 state = .ground                              // not a CSI after all: dropped
                 return []
             }
-        case .ss3:
-            state = .ground
-            return Self.ss3(code).map { [$0] } ?? []
+        case .ss3(let parameters):
+            switch code {
+            case 27:
+                state = .escape                              // a broken sequence, then a new one
+                return []
+            case 0x20...0x3F:
+                state = .ss3(parameters: true)               // read to the final byte
+                return []
+            default:
+                state = .ground
+                return parameters ? [] : Self.ss3(code).map { [$0] } ?? []
+            }
         }
     }
 
