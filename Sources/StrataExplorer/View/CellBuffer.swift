@@ -83,6 +83,7 @@ public struct CellBuffer: Equatable, Sendable {
         var column = x
         for (character, w) in shown {
             if column >= 0 {
+                for covered in column..<(column + w) { detachWideCharacter(at: covered, y: y) }
                 self[column, y] = Cell(character: character, role: role, isContinuation: false)
                 if w == 2 { self[column + 1, y] = Cell(character: " ", role: role, isContinuation: true) }
             }
@@ -105,7 +106,19 @@ public struct CellBuffer: Equatable, Sendable {
         guard y >= 0, y < height else { return }
         let shown = ascii ? (ASCIIFallback.transliterate(character).first ?? "?") : character
         for column in max(0, x)..<min(width, x + count) {
+            detachWideCharacter(at: column, y: y)
             self[column, y] = Cell(character: shown, role: role, isContinuation: false)
+        }
+    }
+
+    /// Before (x, y) is overwritten: if it is half of a wide character, the
+    /// other half becomes a blank, so no cell claims a column it lost and
+    /// every row still spans the buffer's width.
+    mutating func detachWideCharacter(at x: Int, y: Int) {
+        if self[x, y].isContinuation {
+            if x > 0 { self[x - 1, y] = Cell(character: " ", role: self[x - 1, y].role, isContinuation: false) }
+        } else if x + 1 < width, self[x + 1, y].isContinuation {
+            self[x + 1, y] = Cell(character: " ", role: self[x + 1, y].role, isContinuation: false)
         }
     }
 
