@@ -92,6 +92,18 @@ import Testing
         #expect(columns == buffer.width, "row \(buffer.text.debugDescription) spans \(columns) columns")
     }
 
+    /// A fill that starts past the right edge, or with a negative count,
+    /// draws nothing (it built a range with its lower bound above its upper).
+    @Test func fillOutsideTheBufferDrawsNothing() async {
+        await #expect(processExitsWith: .success) {
+            var buffer = CellBuffer(width: 4, height: 1)
+            buffer.fill("x", x: 9, y: 0, count: 2, role: .normal)
+            buffer.fill("x", x: 1, y: 0, count: -3, role: .normal)
+            buffer.fill("x", x: -2, y: 0, count: 1, role: .normal)
+            precondition(buffer.text.isEmpty, "drew \(buffer.text)")
+        }
+    }
+
     // MARK: strata run
 
     static func model(_ yaml: String) throws -> ExplorerModel {

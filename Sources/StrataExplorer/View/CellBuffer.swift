@@ -105,7 +105,11 @@ public struct CellBuffer: Equatable, Sendable {
     public mutating func fill(_ character: Character, x: Int, y: Int, count: Int, role: Role) {
         guard y >= 0, y < height else { return }
         let shown = ascii ? (ASCIIFallback.transliterate(character).first ?? "?") : character
-        for column in max(0, x)..<min(width, x + count) {
+        // An empty range when x is past the edge or count is not positive
+        // (a range with its lower bound above its upper would trap).
+        let start = max(0, x), end = min(width, x &+ max(0, count))
+        guard start < end else { return }
+        for column in start..<end {
             detachWideCharacter(at: column, y: y)
             self[column, y] = Cell(character: shown, role: role, isContinuation: false)
         }
