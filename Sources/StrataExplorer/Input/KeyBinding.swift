@@ -39,7 +39,7 @@ public struct KeyBinding: Sendable {
 
     /// Every binding, in the order help and the README list them.
     public static let table: [KeyBinding] = [
-        KeyBinding([":"], "command line: Enter runs, Esc cancels, ↑/↓ history, Tab completes", footer: (":", "cmd"),
+        KeyBinding([":"], "command line: Enter runs, Esc cancels, ↑/↓ history, Tab completes (level names as spelt, matched in any case)", footer: (":", "cmd"),
                    triggers: chars(":"), .open("")),
         KeyBinding(["←", "→", "Home", "End", "^A", "^E", "^U", "^W", "^K"],
                    "on the command line: move, start, end, delete to start, word back, to end",
