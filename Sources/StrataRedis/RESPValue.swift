@@ -93,3 +93,13 @@ public enum RESPValue: Sendable, Equatable {
         }
     }
 }
+
+extension RESPValue {
+    /// The value with any attributes around it taken off (RESP3 attributes
+    /// describe a value; they never change what it is).
+    var withoutAttributes: RESPValue {
+        var value = self
+        while case .attributed(_, let inner) = value { value = inner }
+        return value
+    }
+}

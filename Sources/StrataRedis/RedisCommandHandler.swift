@@ -76,8 +76,15 @@ final class RedisCommandHandler: ChannelInboundHandler {
                 closeAndFailAll(context: context, RedisError.invalidReply(error))
                 return
             }
+            // A push may come with attributes before it (RESP3 allows it): it
+            // is still a push, not the next caller's reply. Taken for one, it
+            // shifted every later reply onto the wrong caller.
             if case .push = value {
                 context.fireChannelRead(Self.wrapInboundOut(value))
+                continue
+            }
+            if case .attributed = value, case .push = value.withoutAttributes {
+                context.fireChannelRead(Self.wrapInboundOut(value.withoutAttributes))
                 continue
             }
             guard let replies = queue.popReplies() else {

@@ -187,8 +187,8 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let notUTF8 = Data([0x74, 0x68, 0xFF, 0xFE, 0x0A])
-        FileManager.default.createFile(atPath: directory + "/mine.theme", contents: notUTF8)
-        FileManager.default.createFile(atPath: directory + "/default.theme", contents: notUTF8)
+        _ = FileManager.default.createFile(atPath: directory + "/mine.theme", contents: notUTF8)
+        _ = FileManager.default.createFile(atPath: directory + "/default.theme", contents: notUTF8)
         for name in ["mine", "default"] {
             do {
                 let theme = try Theme.load(name, directories: [directory])

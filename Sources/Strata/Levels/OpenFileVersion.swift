@@ -19,7 +19,7 @@ final class OpenFileVersion: Sendable {
 
     /// `nil` if the file cannot be opened (missing, unreadable).
     init?(path: String) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = FileIO.openRegularFile(path)
         guard fd >= 0 else { return nil }
         var info = stat()
         guard fstat(fd, &info) == 0 else {

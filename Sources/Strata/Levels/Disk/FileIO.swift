@@ -22,9 +22,33 @@ enum FileIO {
         case failed(Int32)
     }
 
+    /// Opens `path` for reading, refusing anything but a regular file: a plain
+    /// `open` of a FIFO waits for a writer forever (a FIFO where an entry or a
+    /// store's file belongs hung every read, and the disk level's start-up).
+    /// -1 with `errno` set on failure: `EISDIR` for a directory, `EINVAL` for
+    /// a FIFO, socket or device.
+    static func openRegularFile(_ path: String) -> Int32 {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return -1 }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            errno = code
+            return -1
+        }
+        let type = info.st_mode & S_IFMT
+        guard type == S_IFREG else {
+            close(fd)
+            errno = type == S_IFDIR ? EISDIR : EINVAL
+            return -1
+        }
+        return fd
+    }
+
     /// Reads a whole file; `expected` sizes the first read.
     static func readFile(_ path: String, expected: Int? = nil) -> ReadResult {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = openRegularFile(path)
         if fd < 0 { return errno == ENOENT ? .notFound : .failed(errno) }
         defer { close(fd) }
         var size = expected ?? 0
@@ -61,7 +85,7 @@ enum FileIO {
 
     /// Reads the first `count` bytes of a file and its size.
     static func readPrefix(_ path: String, count: Int) -> PrefixResult {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = openRegularFile(path)
         if fd < 0 { return errno == ENOENT ? .vanished : .unreadable }
         defer { close(fd) }
         var info = stat()
