@@ -7,9 +7,11 @@ public enum TraceFormat: String, Sendable, CaseIterable {
     /// blank lines and `*` lines are skipped.
     case lirs
     /// One key per line, any text (surrounding spaces trimmed); blank lines skipped.
+    /// Keys are told apart by their bytes, not by Unicode equivalence.
     case keys
     /// `key[,size]` per line, no quoting. With sizes, every line has one and
-    /// capacities are in bytes. A first line whose size is not a number
-    /// (`key,size`) is a header and is skipped.
+    /// capacities are in bytes. A first line whose size field is not blank and
+    /// does not start with a digit or sign (`key,size`) is a header and is
+    /// skipped; any other bad size is a malformed line.
     case csv
 }

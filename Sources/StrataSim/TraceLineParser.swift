@@ -8,8 +8,10 @@ struct TraceLineParser {
     /// For CSV: whether lines carry sizes, decided by the first data line.
     var sized: Bool?
     var firstSizedLine = 0
-    /// Text keys numbered in order of first appearance.
-    var textKeys: [String: Int] = [:]
+    /// Text keys numbered in order of first appearance, told apart by their
+    /// bytes: two spellings Swift `String` deems equal (canonically equivalent
+    /// Unicode, or invalid UTF-8 decoded with replacement) are different keys.
+    var textKeys: [[UInt8]: Int] = [:]
     var sawHeaderCandidate = false
     /// The most requests the trace may have.
     let maxRequests: Int
@@ -79,16 +81,27 @@ struct TraceLineParser {
         .malformed(file: file, line: line, reason: reason)
     }
 
-    func textKey(_ bytes: ArraySlice<UInt8>, line: Int) throws -> String {
+    func textKey(_ bytes: ArraySlice<UInt8>, line: Int) throws -> ArraySlice<UInt8> {
         guard !bytes.contains(0) else { throw malformed(line, "a NUL byte in \(Self.quoted(bytes)) (is this a binary file?)") }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
-    mutating func intern(_ key: String) -> Int {
-        if let id = textKeys[key] { return id }
+    /// The number of the key with exactly these bytes.
+    mutating func intern(_ key: ArraySlice<UInt8>) -> Int {
+        let bytes = Array(key)
+        if let id = textKeys[bytes] { return id }
         let id = textKeys.count
-        textKeys[key] = id
+        textKeys[bytes] = id
         return id
+    }
+
+    /// Whether a first line's size field names a column rather than holding a
+    /// bad value: a header such as `key,size`. A field that is blank or starts
+    /// with a digit or sign (`1e30`, `9223372036854775808`, `-3`) is a size.
+    static func isHeaderSize(_ field: ArraySlice<UInt8>) -> Bool {
+        guard let first = field.first else { return false }
+        let isDigit = first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")
+        return !isDigit && first != UInt8(ascii: "-") && first != UInt8(ascii: "+") && !isBlank(first)
     }
 
     /// Reads one line (without its newline); `line` counts from 1.
@@ -126,7 +139,7 @@ struct TraceLineParser {
         var size = 1
         if hasSize {
             guard let parsed = Self.integer(fields[1]), parsed > 0 else {
-                if keys.isEmpty && !sawHeaderCandidate && Self.integer(fields[1]) == nil {
+                if keys.isEmpty && !sawHeaderCandidate && Self.isHeaderSize(fields[1]) {
                     sawHeaderCandidate = true  // a header such as "key,size"
                     return
                 }
