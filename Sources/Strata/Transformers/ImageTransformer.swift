@@ -35,7 +35,12 @@ public struct ImageTransformer: TwoWayTransformer {
 
         if b.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
             guard b.count >= 24, b[12...15].elementsEqual("IHDR".utf8) else { throw ImageTransformerError.truncated(.png) }
-            return CachedImage(format: .png, width: be32(16), height: be32(20), data: data)
+            // The PNG spec allows 1...2^31-1 for each dimension.
+            let width = be32(16), height = be32(20)
+            guard (1...0x7FFF_FFFF).contains(width), (1...0x7FFF_FFFF).contains(height) else {
+                throw ImageTransformerError.notAnImage
+            }
+            return CachedImage(format: .png, width: width, height: height, data: data)
         }
         if b.starts(with: "GIF87a".utf8) || b.starts(with: "GIF89a".utf8) {
             guard b.count >= 10 else { throw ImageTransformerError.truncated(.gif) }
@@ -57,15 +62,23 @@ public struct ImageTransformer: TwoWayTransformer {
             }
         }
         if b.starts(with: [0xFF, 0xD8]) {
+            // Segments are walked over the whole data, not just the first
+            // 64 KiB: EXIF and ICC segments before the frame header can be larger.
+            let base = data.startIndex, count = data.count
+            func byte(_ i: Int) -> UInt8 { data[base + i] }
+            func word(_ i: Int) -> Int { Int(byte(i)) << 8 | Int(byte(i + 1)) }
             var i = 2
-            while i + 9 < b.count {
-                guard b[i] == 0xFF else { throw ImageTransformerError.notAnImage }
-                let marker = b[i + 1]
+            // Each step moves on by at least one byte, so this ends within `count` steps.
+            while i + 9 < count {
+                guard byte(i) == 0xFF else { throw ImageTransformerError.notAnImage }
+                let marker = byte(i + 1)
+                if marker == 0xFF { i += 1; continue }  // a fill byte before a marker
                 if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { i += 2; continue }
-                let length = be16(i + 2)
+                let length = word(i + 2)  // at most 65,535, including its own two bytes
+                guard length >= 2 else { throw ImageTransformerError.notAnImage }
                 // Start-of-frame markers carry the size (not DHT C4, JPG C8, DAC CC).
                 if (0xC0...0xCF).contains(marker) && ![0xC4, 0xC8, 0xCC].contains(marker) {
-                    return CachedImage(format: .jpeg, width: be16(i + 7), height: be16(i + 5), data: data)
+                    return CachedImage(format: .jpeg, width: word(i + 7), height: word(i + 5), data: data)
                 }
                 i += 2 + length
             }
