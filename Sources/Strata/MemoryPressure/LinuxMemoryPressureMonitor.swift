@@ -22,25 +22,32 @@ public struct MemoryReading: Sendable, Equatable {
         self.cgroupEvents = cgroupEvents
     }
 
-    /// Parses `/proc/meminfo` text (`MemTotal:  16318420 kB` lines).
+    /// Parses `/proc/meminfo` text (`MemTotal:  16318420 kB` lines). Negative
+    /// values are ignored; values too large for bytes in an `Int` are clamped
+    /// to `Int.max`.
     public static func parseMeminfo(_ text: String) -> (total: Int?, available: Int?) {
         var total: Int?, available: Int?
         for line in text.split(separator: "\n") {
             let parts = line.split(whereSeparator: { $0 == " " || $0 == ":" })
-            guard parts.count >= 2, let value = Int(parts[1]) else { continue }
-            let bytes = parts.count >= 3 && parts[2] == "kB" ? value * 1024 : value
+            guard parts.count >= 2, let value = Int(parts[1]), value >= 0 else { continue }
+            var bytes = value
+            if parts.count >= 3 && parts[2] == "kB" {
+                let (product, overflow) = value.multipliedReportingOverflow(by: 1024)
+                bytes = overflow ? Int.max : product
+            }
             if parts[0] == "MemTotal" { total = bytes }
             if parts[0] == "MemAvailable" { available = bytes }
         }
         return (total, available)
     }
 
-    /// Parses cgroup v2 `memory.events` text (`high 3` lines).
+    /// Parses cgroup v2 `memory.events` text (`high 3` lines); negative counts
+    /// are ignored.
     public static func parseCgroupEvents(_ text: String) -> [String: Int] {
         var events: [String: Int] = [:]
         for line in text.split(separator: "\n") {
             let parts = line.split(separator: " ")
-            if parts.count == 2, let value = Int(parts[1]) { events[String(parts[0])] = value }
+            if parts.count == 2, let value = Int(parts[1]), value >= 0 { events[String(parts[0])] = value }
         }
         return events
     }
@@ -57,8 +64,10 @@ public struct MemoryReading: Sendable, Equatable {
             (try? String(contentsOfFile: base + "/" + file, encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        reading.cgroupCurrent = read("memory.current").flatMap { Int($0) }
-        reading.cgroupLimit = read("memory.max").flatMap { Int($0) }  // "max" → nil
+        // A negative value (which the kernel never writes) is taken as absent.
+        func count(_ text: String) -> Int? { Int(text).flatMap { $0 >= 0 ? $0 : nil } }
+        reading.cgroupCurrent = read("memory.current").flatMap(count)
+        reading.cgroupLimit = read("memory.max").flatMap(count)  // "max" → nil
         reading.cgroupEvents = read("memory.events").map(parseCgroupEvents) ?? [:]
         return reading
     }
@@ -124,8 +133,10 @@ public final class LinuxMemoryPressureMonitor: Sendable {
 
     func shouldWarn(_ reading: MemoryReading) -> Bool {
         var free: Double?
-        if let limit = reading.cgroupLimit, let current = reading.cgroupCurrent, limit > 0 {
-            free = Double(limit - current) / Double(limit)
+        // Readings may come from an injected reader: a negative current is
+        // ignored, and the difference is taken in Double so it cannot trap.
+        if let limit = reading.cgroupLimit, let current = reading.cgroupCurrent, limit > 0, current >= 0 {
+            free = (Double(limit) - Double(current)) / Double(limit)
         } else if let total = reading.total, let available = reading.available, total > 0 {
             free = Double(available) / Double(total)
         }
