@@ -42,11 +42,28 @@ struct EntryID: Hashable, Sendable {
         low = StableHash.hash(keyBytes, seed: 0x5354_5241_5441_0002)
     }
 
+    /// The ID named by exactly 32 lowercase hex digits and `.entry`, the form
+    /// ``fileName`` writes; any other name (`+` or `-` signs, which
+    /// `UInt64(_:radix:)` would accept, upper case, other lengths) is not an
+    /// entry of this level and is left alone.
     init?(fileName: String) {
-        guard fileName.hasSuffix(".entry") else { return nil }
-        let hex = fileName.dropLast(6)
-        guard hex.count == 32, let high = UInt64(hex.prefix(16), radix: 16),
-              let low = UInt64(hex.suffix(16), radix: 16) else { return nil }
+        let bytes = Array(fileName.utf8)
+        let suffix = Array(".entry".utf8)
+        guard bytes.count == 32 + suffix.count, bytes[32...].elementsEqual(suffix) else { return nil }
+        func value(_ digits: ArraySlice<UInt8>) -> UInt64? {
+            var result: UInt64 = 0
+            for byte in digits {
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                default: return nil
+                }
+                result = result << 4 | UInt64(digit)
+            }
+            return result
+        }
+        guard let high = value(bytes[0..<16]), let low = value(bytes[16..<32]) else { return nil }
         self.high = high
         self.low = low
     }
