@@ -1,0 +1,58 @@
+import Strata
+@testable import StrataRedis
+import StrataTestSupport
+import Testing
+
+/// Audit (rule 1/2): cancellation and shutdown sequences through Redis.
+@Suite struct AuditRedisShutdownTests {
+    /// `memory + redis`, set "new" from a task already cancelled. The memory
+    /// half stores "new"; the Redis half throws `CancellationError` before
+    /// sending (`RedisCacheLevel.sendWrite` checks cancellation), and the
+    /// composition's clean-up remove of Redis's old value is cancelled the
+    /// same way. Memory says "new", Redis (every other process, and this one
+    /// once memory lets the key go) says "old".
+    @Test func cancelledSetLeavesMemoryAndRedisDisagreeing() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "auditcancel:", codec: .string)
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = memory + redis
+        #expect(await poll { redis.isReceivingInvalidations })
+        try await cache.set("old", forKey: "k")
+
+        let writer = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await cache.set("new", forKey: "k")
+        }
+        await #expect(throws: CancellationError.self) { try await writer.value }
+
+        let above = memory.value(forKey: "k")
+        let below = try await redis.getIfPresent("k")
+        #expect(above == below, "memory holds \(String(describing: above)), Redis \(String(describing: below))")
+        await cache.onMemoryWarning()
+        let later = try await cache.getIfPresent("k")
+        #expect(!(above == "new" && later == "old"), "answered \"new\", then the overwritten \"old\"")
+        await redis.shutdown(); await server.kill()
+    }
+}
+
+extension AuditRedisShutdownTests {
+    /// A level dropped without `shutdown()`: its deinit stops the tracking
+    /// connection (`subscriber?.stopSoon()`) but not its client, whose pooled
+    /// data connections stay open for the life of the process (NIO's event
+    /// loop keeps a registered channel alive). Every level created and
+    /// dropped leaks its sockets.
+    @Test func aDroppedLevelClosesItsConnections() async throws {
+        let server = try await RedisServer()
+        do {
+            let level = try RedisCacheLevel<String, String>(url: server.url, prefix: "auditdrop:", codec: .string)
+            let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+            let cache = memory + level
+            #expect(await poll { level.isReceivingInvalidations })
+            try await cache.set("v", forKey: "k")
+            _ = try await level.getIfPresent("k")
+            #expect(socketsTo(server.port) > 0)
+        }
+        #expect(await poll { socketsTo(server.port) == 0 }, "\(socketsTo(server.port)) sockets left open by a dropped level")
+        await server.kill()
+    }
+}
