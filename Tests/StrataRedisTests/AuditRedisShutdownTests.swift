@@ -56,3 +56,31 @@ extension AuditRedisShutdownTests {
         await server.kill()
     }
 }
+
+extension AuditRedisShutdownTests {
+    /// `clear()` does not throw, so once it returns the level is empty. Called
+    /// from a cancelled task (a request handler whose client went away, a
+    /// shutdown path in a cancelled task), the Redis level's `clear()` is
+    /// `try? await clearPrefix()`: the tombstone write and the `SCAN` both
+    /// fail with `CancellationError`, which is swallowed, and nothing is
+    /// deleted. Through `memory + redis`, memory is emptied, and the next get
+    /// answers the cleared value from Redis (and back-fills it).
+    @Test func clearFromACancelledTaskReturnsWithoutClearingRedis() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "auditclear:", codec: .string)
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = memory + redis
+        #expect(await poll { redis.isReceivingInvalidations })
+        try await cache.set("cleared", forKey: "k")
+
+        let clearing = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            await cache.clear()  // returns normally
+        }
+        await clearing.value
+
+        let after = try await cache.getIfPresent("k")
+        #expect(after == nil, "a get after clear() returned answered \(String(describing: after))")
+        await redis.shutdown(); await server.kill()
+    }
+}
