@@ -460,8 +460,13 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     }
 
     /// Deletes every key of this level (and nothing else: not the keys of a
-    /// level whose prefix extends this one).
-    public func clear() async { _ = try? await clearPrefix() }
+    /// level whose prefix extends this one). Not cancelled with the caller:
+    /// a clear reports no failure, so one from a cancelled task must still
+    /// happen (it returned having cleared nothing, and the composition's
+    /// upper levels then back-filled the old keys; from an audit).
+    public func clear() async {
+        await Task { _ = try? await self.clearPrefix() }.value
+    }
 
     /// Like ``clear()`` but reports failures; returns how many keys went.
     @discardableResult

@@ -244,6 +244,9 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     ) async throws {
         let stripe = await order.beginWrite(key)
         defer { order.endWrite(stripe) }
+        // Cancelled before either half began: nothing is written (a half
+        // that starts cancelled may fail while the other stores the value).
+        try Task.checkCancellation()
         let upper = self.upper, lower = self.lower
         let topError: (any Error)?, bottomError: (any Error)?
         if operation == .set && CacheContext.isBackfill {
@@ -272,10 +275,17 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// `level` reports it to this composition too (and to those the write
     /// passed through), whose upper levels took the value the store now
     /// does not hold.
+    ///
+    /// It is not cancelled with the caller: a set cancelled while one half
+    /// waited (for a permit, a connection) failed there *because* it was
+    /// cancelled, and a remove in the same task would be cancelled too,
+    /// leaving the value the other half replaced (from an audit).
     private static func clean<Level: CacheLevel>(_ level: Level, _ key: Key, after error: (any Error)?) async
     where Level.Key == Key {
         guard let error, !(error is LevelsFailedError) else { return }
-        _ = await CacheContext.outsideWrite { await attempt { try await level.remove(key) } }
+        await CacheContext.outsideWrite {
+            await Task { _ = await attempt { try await level.remove(key) } }.value
+        }
     }
 
     public func clear() async {
