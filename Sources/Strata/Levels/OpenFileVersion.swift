@@ -19,13 +19,9 @@ final class OpenFileVersion: Sendable {
 
     /// `nil` if the file cannot be opened (missing, unreadable).
     init?(path: String) {
-        let fd = FileIO.openRegularFile(path)
-        guard fd >= 0 else { return nil }
         var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            close(fd)
-            return nil
-        }
+        let fd = FileIO.openRegularFile(path, &info)
+        guard fd >= 0 else { return nil }
         descriptor = fd
         identity = FileIO.Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
                                    seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec))

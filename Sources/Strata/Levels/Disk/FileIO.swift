@@ -26,11 +26,11 @@ enum FileIO {
     /// `open` of a FIFO waits for a writer forever (a FIFO where an entry or a
     /// store's file belongs hung every read, and the disk level's start-up).
     /// -1 with `errno` set on failure: `EISDIR` for a directory, `EINVAL` for
-    /// a FIFO, socket or device.
-    static func openRegularFile(_ path: String) -> Int32 {
+    /// a FIFO, socket or device. `info` is the open file's status (callers
+    /// need not ask again).
+    static func openRegularFile(_ path: String, _ info: inout stat) -> Int32 {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return -1 }
-        var info = stat()
         guard fstat(fd, &info) == 0 else {
             let code = errno
             close(fd)
@@ -48,15 +48,11 @@ enum FileIO {
 
     /// Reads a whole file; `expected` sizes the first read.
     static func readFile(_ path: String, expected: Int? = nil) -> ReadResult {
-        let fd = openRegularFile(path)
+        var info = stat()
+        let fd = openRegularFile(path, &info)
         if fd < 0 { return errno == ENOENT ? .notFound : .failed(errno) }
         defer { close(fd) }
-        var size = expected ?? 0
-        if expected == nil {
-            var info = stat()
-            guard fstat(fd, &info) == 0 else { return .failed(errno) }
-            size = Int(info.st_size)
-        }
+        let size = expected ?? Int(info.st_size)
         // One byte more than expected: a longer file than the index says is seen.
         var data = Data(count: size + 1)
         var total = 0
@@ -85,11 +81,10 @@ enum FileIO {
 
     /// Reads the first `count` bytes of a file and its size.
     static func readPrefix(_ path: String, count: Int) -> PrefixResult {
-        let fd = openRegularFile(path)
+        var info = stat()
+        let fd = openRegularFile(path, &info)
         if fd < 0 { return errno == ENOENT ? .vanished : .unreadable }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return .unreadable }
         var data = Data(count: count)
         let n = data.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, count, 0) }
         guard n >= 0 else { return .unreadable }
