@@ -91,6 +91,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         }
     }
 
+    /// A level dropped without ``shutdown()``: stops the invalidation
+    /// connection here (its loop holds the subscriber, not the level, so it
+    /// ends and lets go); the pooled connections close in the client's
+    /// deinit, once nothing else holds the client.
     deinit { subscriber?.stopSoon() }
 
     /// Before every read and write: waits for the invalidation connection's

@@ -46,6 +46,26 @@ public final class RedisClient: Sendable {
         self.state = Mutex(State(slots: Array(repeating: RedisConnectionSlot(), count: configuration.connections)))
     }
 
+    /// A client dropped without ``shutdown()`` closes its pooled connections:
+    /// NIO's event loop keeps a registered channel (and its socket) open for
+    /// as long as nobody closes it, so without this every client (every
+    /// `RedisCacheLevel`) created and dropped leaked its sockets.
+    ///
+    /// Nothing can be using the pool by now. Every request runs inside one of
+    /// this client's methods, which holds it; a connect under way is a task
+    /// that holds it, and resumes its waiters before letting go; so no caller
+    /// waits for a slot and no connect is in flight (any waiter found is
+    /// failed all the same, not leaked). A connection handed out by
+    /// ``connection()`` is only used by its holder's method of this client
+    /// or of its level, which also hold the client. After ``shutdown()`` the
+    /// slots are idle: nothing is closed twice (and ``RedisConnection/closeSoon()``
+    /// closes once anyway).
+    deinit {
+        let (connections, waiters) = closePool()
+        for waiter in waiters { waiter.resume(throwing: RedisError.connectionClosed) }
+        for connection in connections { connection.closeSoon() }
+    }
+
     func connection() async throws -> RedisConnection {
         // Fast path: the next slot is connected. Otherwise the slow path
         // decides again, and acts, in one critical section.
@@ -172,16 +192,7 @@ public final class RedisClient: Sendable {
     /// ``RedisError/connectionClosed``, and returns once connects still under
     /// way have finished (their connections closed). Later requests fail.
     public func shutdown() async {
-        let (connections, waiters) = state.withLock { state -> ([RedisConnection], [RedisConnectionSlot.Waiter]) in
-            state.closed = true
-            var connections: [RedisConnection] = [], waiters: [RedisConnectionSlot.Waiter] = []
-            for index in state.slots.indices {
-                let (connection, slotWaiters) = state.slots[index].shutDown()
-                if let connection { connections.append(connection) }
-                waiters += slotWaiters
-            }
-            return (connections, waiters)
-        }
+        let (connections, waiters) = closePool()
         for waiter in waiters { waiter.resume(throwing: RedisError.connectionClosed) }
         for connection in connections { await connection.close() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -191,6 +202,21 @@ public final class RedisClient: Sendable {
                 return false
             }
             if done { continuation.resume() }
+        }
+    }
+
+    /// Marks the client closed and empties its slots; returns their
+    /// connections, to close, and the callers waiting for a connect, to fail.
+    private func closePool() -> ([RedisConnection], [RedisConnectionSlot.Waiter]) {
+        state.withLock { state in
+            state.closed = true
+            var connections: [RedisConnection] = [], waiters: [RedisConnectionSlot.Waiter] = []
+            for index in state.slots.indices {
+                let (connection, slotWaiters) = state.slots[index].shutDown()
+                if let connection { connections.append(connection) }
+                waiters += slotWaiters
+            }
+            return (connections, waiters)
         }
     }
 

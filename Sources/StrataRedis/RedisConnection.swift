@@ -17,6 +17,19 @@ final class RedisConnection: Sendable {
         self.timeout = timeout
     }
 
+    /// A connection dropped unclosed closes its channel: NIO's event loop
+    /// keeps a registered channel, and its socket, open until someone closes
+    /// it, and nobody else can once this (its only handle) is gone. Every
+    /// owner closes its connections itself (``RedisClient``'s deinit and
+    /// `shutdown()`, the invalidation subscriber's loop); this is the
+    /// backstop. Nothing can be in flight: a request is sent and awaited
+    /// inside ``send(batch:cancellable:)``, whose caller holds the connection.
+    /// A channel already inactive is closed or closing (or its loop shut
+    /// down): it is left alone.
+    deinit {
+        if !closed.load(ordering: .acquiring), channel.isActive { channel.close(promise: nil) }
+    }
+
     var isActive: Bool { channel.isActive && !queue.isClosed && !closed.load(ordering: .relaxed) }
 
     /// Connects, authenticates and selects the database. Push frames (RESP3)
@@ -35,14 +48,17 @@ final class RedisConnection: Sendable {
                     if let pushes { try channel.pipeline.syncOperations.addHandler(RedisPushHandler(pushes)) }
                 }
             }
+        var connected: (any Channel)?
         let channel: any Channel
         let queue: RedisRequestQueue
         do {
             channel = try await bootstrap.connect(host: configuration.host, port: configuration.port).get()
+            connected = channel
             queue = try await channel.eventLoop.submit {
                 try channel.pipeline.syncOperations.handler(type: RedisCommandHandler.self).queue
             }.get()
         } catch {
+            try? await connected?.close()  // connected, but not a connection anyone can close
             pushes?.finish()
             throw RedisError.connectionFailed("\(configuration.host):\(configuration.port): \(error)")
         }
@@ -112,9 +128,11 @@ final class RedisConnection: Sendable {
         try? await channel.close()
     }
 
-    /// ``close()`` without waiting for it.
+    /// ``close()`` without waiting for it. A channel already inactive is
+    /// closed or closing: it is left alone (its loop may have shut down, and
+    /// NIO drops, with an error, work given to a loop that has).
     func closeSoon() {
-        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing), channel.isActive else { return }
         channel.close(promise: nil)
     }
 }
