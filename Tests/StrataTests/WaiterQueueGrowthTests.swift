@@ -70,3 +70,31 @@ import Testing
         #expect(try await long.value == 1)
     }
 }
+
+/// `waitForPendingWrites()` cancelled while a back-fill hangs (a slow level
+/// below, a caller with a timeout that retries) must leave nothing behind
+/// per call: each left its threshold until the back-fill finished.
+@Suite struct BackfillTrackerGrowthTests {
+    @Test func cancelledWaitsForAHungBackfillLeaveNoThresholdsBehind() async throws {
+        let tracker = BackfillTracker()
+        let gate = Gate()
+        tracker.start(level: "slow", key: "k") {
+            try await gate.wait()
+            return true
+        }
+        for _ in 0..<300 {
+            let waiter = Task { await tracker.waitUntilIdle() }
+            _ = await poll { tracker.state.withLock { $0.waiters.parkedCount } == 1 }
+            waiter.cancel()
+            await waiter.value
+        }
+        let thresholds = tracker.state.withLock { $0.thresholds.count }
+        #expect(thresholds < 50, "\(thresholds) thresholds kept for 0 parked waiters")
+        // A wait that stays still returns once the back-fill finishes.
+        let last = Task { await tracker.waitUntilIdle() }
+        _ = await poll { tracker.state.withLock { $0.waiters.parkedCount } == 1 }
+        gate.open()
+        await last.value
+        #expect(tracker.counts.pending == 0)
+    }
+}

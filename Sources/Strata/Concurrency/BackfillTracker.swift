@@ -23,6 +23,16 @@ final class BackfillTracker: Sendable {
 
         /// Every back-fill with a smaller sequence number has finished.
         var lowWater: UInt64 { unfinished.first ?? nextSequence }
+
+        /// Forgets the thresholds of cancelled waiters once they outnumber
+        /// the parked ones (amortised O(1) per waiter): while a back-fill
+        /// hangs, a caller that keeps giving up on `waitUntilIdle()` and
+        /// trying again must not leave a threshold behind each time.
+        mutating func dropCancelledThresholds() {
+            guard thresholds.count > 2 * waiters.parkedCount + 16 else { return }
+            let waiters = waiters
+            thresholds = Deque(thresholds.filter { waiters.isParked($0.id) })
+        }
     }
 
     let state = Mutex(State())
@@ -105,7 +115,13 @@ final class BackfillTracker: Sendable {
                     return .parked
                 }
             },
-            cancel: { [self] id in state.withLock { $0.waiters.cancel(id) } }
+            cancel: { [self] id in
+                state.withLock { state in
+                    let continuation = state.waiters.cancel(id)
+                    state.dropCancelledThresholds()
+                    return continuation
+                }
+            }
         )
     }
 

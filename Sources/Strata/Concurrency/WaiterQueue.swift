@@ -40,6 +40,12 @@ struct WaiterQueue<Output: Sendable>: Sendable {
     /// Ids the queue still tracks (reserved, parked or cancelled early); for tests.
     var trackedCount: Int { slots.count }
 
+    /// Whether waiter `id` is parked right now.
+    func isParked(_ id: UInt64) -> Bool {
+        if case .parked = slots[id] { return true }
+        return false
+    }
+
     /// A new waiter id.
     mutating func reserve() -> UInt64 {
         nextID += 1
