@@ -30,12 +30,16 @@ public enum PipelineFile {
     ]
     static let commonFields: Set<String> = ["name", "kind", "ttl", "pooled", "cap-requests", "condition"]
 
+    /// Reads and parses the pipeline file at `path`: a regular file of at
+    /// most ``InputFile/maxBytes`` (anything else is a ``PipelineFileError``
+    /// saying why, never a wait or an unbounded read).
     public static func load(path: String) throws -> PipelineSpec {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw PipelineFileError(file: path, line: nil, field: nil, message: "cannot read the file")
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw PipelineFileError(file: path, line: nil, field: nil, message: "the file is not UTF-8 text")
+        let text: String
+        do {
+            text = try InputFile.text(path)
+        } catch {
+            throw PipelineFileError(file: path, line: nil, field: nil,
+                                    message: error.message(unreadable: "cannot read the file", kind: "pipeline file"))
         }
         return try parse(text, file: path)
     }

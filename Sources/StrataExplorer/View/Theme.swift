@@ -226,12 +226,7 @@ public struct Theme: Equatable, Sendable {
     /// A theme by name (user themes in `directories` first, then built-ins) or by path.
     public static func load(_ nameOrPath: String, directories: [String]) throws -> Theme {
         if nameOrPath.contains("/") || nameOrPath.hasSuffix(".theme") {
-            guard let data = FileManager.default.contents(atPath: nameOrPath) else {
-                throw ThemeError(file: nameOrPath, line: nil, message: "cannot read the theme file")
-            }
-            guard let text = String(data: data, encoding: .utf8) else {
-                throw ThemeError(file: nameOrPath, line: nil, message: "the file is not UTF-8 text")
-            }
+            let text = try themeText(nameOrPath)
             let name = URL(fileURLWithPath: nameOrPath).deletingPathExtension().lastPathComponent
             return try parse(text, name: name, file: nameOrPath)
         }
@@ -240,19 +235,25 @@ public struct Theme: Equatable, Sendable {
             // A user theme that is there but unusable is reported, never
             // passed over for a built-in of the same name.
             guard FileManager.default.fileExists(atPath: path) else { continue }
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw ThemeError(file: path, line: nil, message: "cannot read the theme file")
-            }
-            guard let text = String(data: data, encoding: .utf8) else {
-                throw ThemeError(file: path, line: nil, message: "the file is not UTF-8 text")
-            }
-            return try parse(text, name: nameOrPath, file: path)
+            return try parse(try themeText(path), name: nameOrPath, file: path)
         }
         if let source = builtinSources[nameOrPath] {
             return try parse(source, name: nameOrPath, file: "built-in \(nameOrPath)")
         }
         let available = (builtinNames + directories.flatMap(userThemeNames)).sorted()
         throw ThemeError(file: nameOrPath, line: nil, message: "no such theme (available: \(Set(available).sorted().joined(separator: ", ")))")
+    }
+
+    /// The text of the theme file at `path`: a regular file of at most
+    /// ``InputFile/maxBytes`` (anything else is a ``ThemeError`` saying why,
+    /// never a wait or an unbounded read).
+    static func themeText(_ path: String) throws(ThemeError) -> String {
+        do {
+            return try InputFile.text(path)
+        } catch {
+            throw ThemeError(file: path, line: nil,
+                             message: error.message(unreadable: "cannot read the theme file", kind: "theme file"))
+        }
     }
 
     static func userThemeNames(_ directory: String) -> [String] {

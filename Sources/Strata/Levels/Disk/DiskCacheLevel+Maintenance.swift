@@ -9,7 +9,7 @@ extension DiskCacheLevel {
     /// Deletes every entry file in the directory (other processes' too) and
     /// dead writers' temporary files.
     public func clear() async {
-        defer { changes.listeners.reportLocalWrite(.all) }
+        defer { changes.reportOwnWrite(.all) }
         let path = self.path, changes = self.changes
         await offload {
             // The delete lock, per file: no other process's checked delete

@@ -10,18 +10,30 @@ extension DiskCacheLevel {
         try await set(value, forKey: key, expiresAt: nil)
     }
 
+    /// Stores `value` for `key`, replacing the entry there.
+    ///
+    /// **What the listeners in this process hear** (the directory's watch
+    /// does not report this level's own writes; the other compositions over
+    /// it hear of them here): a set that stored its value reports the key
+    /// once, with the write's ``CacheWriteOrigin``. A set that fails (a value
+    /// that does not encode or is larger than the capacity, a full disk, a
+    /// directory it may not write) first deletes the entry it would have
+    /// replaced, so that no older value stays readable, and then reports by
+    /// what is on disk after that: the key once, to every listener (an empty
+    /// origin: the compositions the set passed through hold a value the disk
+    /// does not), if the older entry was deleted (or the delete failed in a
+    /// way that leaves it unknown whether the file is still there); nothing
+    /// if there was none or it could not be deleted (it is still there,
+    /// readable as before), since then the disk has not changed.
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         try Task.checkCancellation()
-        // The directory's watch does not report this level's own writes; the
-        // other compositions over it in this process hear of them here.
-        defer { changes.listeners.reportLocalWrite(.key(key)) }
         let bytes = keyBytes(key)
         let id = EntryID(keyBytes: bytes)
         // Whatever refuses this value below also drops the value it replaces,
         // so a failed set never leaves the older value readable.
         let encoded: Data
         do { encoded = try codec.encode(value) } catch {
-            try? await remove(key)
+            dropAfterFailedSet(key)
             throw CodecError.encodingFailed(codec: codec.name, reason: "\(error)")
         }
         let now = clock.now()
@@ -32,7 +44,7 @@ extension DiskCacheLevel {
                                            now: now.nanosecondsSince1970,
                                            createdAt: EntryFingerprint.nextCreationTime())
         guard entry.count <= capacity else {
-            try? await remove(key)
+            dropAfterFailedSet(key)
             throw DiskCacheError.valueTooLarge(size: entry.count, capacity: capacity)
         }
         let record = DiskIndexEntry(size: entry.count, expiresAt: deadline,
@@ -44,13 +56,24 @@ extension DiskCacheLevel {
         }
         switch outcome {
         case .failed(let code):
-            try? await remove(key)
+            dropAfterFailedSet(key)
             throw DiskCacheError.writeFailed(path: file(id), errno: code)
         case .stored(let victims):
             // The value set is in the levels above too: after the rename, make
             // sure the directory it went to is watched (see ``DiskChangeFeed/ensureWatching()``).
             changes.ensureWatching()
             deleteFiles(victims)
+            changes.reportOwnWrite(.key(key))
+        }
+    }
+
+    /// After a failed set: deletes the entry the set would have replaced and
+    /// reports the key (to every listener) only if that deleted it, or may
+    /// have (see ``set(_:forKey:expiresAt:)``).
+    private func dropAfterFailedSet(_ key: Key) {
+        switch deleteEntry(key).outcome {
+        case .deleted, .unknown: changes.reportOwnWrite(.key(key), origin: CacheWriteOrigin())
+        case .absent, .kept: break
         }
     }
 
@@ -86,26 +109,74 @@ extension DiskCacheLevel {
         }
     }
 
+    /// Deletes `key`'s entry.
+    ///
+    /// Reported to the listeners in this process (with the write's
+    /// ``CacheWriteOrigin``) when afterwards there is no entry for the key
+    /// on disk: this remove deleted it, or there was none (a level above
+    /// elsewhere may still hold a value read before this level evicted it).
+    /// A remove that could not delete the entry (`EACCES`, a read-only
+    /// filesystem) throws ``DiskCacheError/writeFailed(path:errno:)`` and
+    /// reports nothing: the entry is still there and still read.
     public func remove(_ key: Key) async throws {
-        defer { changes.listeners.reportLocalWrite(.key(key)) }
+        let (file, outcome) = deleteEntry(key)
+        switch outcome {
+        case .deleted, .absent:
+            changes.reportOwnWrite(.key(key))
+        case .kept(let code):
+            throw DiskCacheError.writeFailed(path: file, errno: code)
+        case .unknown(let code):
+            // Not deleted, yet not found there either: reported, as anything
+            // ambiguous is (a spare invalidation costs a re-read).
+            changes.reportOwnWrite(.key(key))
+            throw DiskCacheError.writeFailed(path: file, errno: code)
+        }
+    }
+
+    /// What ``deleteEntry(_:)`` did.
+    enum DeleteOutcome: Equatable {
+        /// The entry's file was deleted.
+        case deleted
+        /// There was no file to delete.
+        case absent
+        /// The delete failed with this errno and the file is still there.
+        case kept(errno: Int32)
+        /// The delete failed with this errno and whether the file is still
+        /// there cannot be told.
+        case unknown(errno: Int32)
+    }
+
+    /// Deletes `key`'s entry file and forgets it, reporting nothing (the
+    /// caller decides what to report from the outcome).
+    func deleteEntry(_ key: Key) -> (file: String, outcome: DeleteOutcome) {
         let id = EntryID(keyBytes: keyBytes(key))
         let file = file(id)
         let directory = path
-        let failure: Int32? = entryLocks.withLock(id) {
+        let outcome: DeleteOutcome = entryLocks.withLock(id) {
             changes.noteOwnDelete(id)
             // Not while another process's checked delete has moved a version
             // aside: it may put that version back (see ``FileIO/unlinkIfUnchanged(_:expected:directory:waiting:step:)``).
-            if FileIO.withDeleteLock(directory, exclusive: false, { unlink(file) }) != 0 {
+            let outcome: DeleteOutcome
+            if FileIO.withDeleteLock(directory, exclusive: false, { unlink(file) }) == 0 {
+                outcome = .deleted
+            } else {
                 let code = errno
                 changes.ownDeleteFailed(id)
-                if code != ENOENT { return code }
+                if code == ENOENT {
+                    outcome = .absent
+                } else {
+                    var info = stat()
+                    if lstat(file, &info) == 0 { return .kept(errno: code) }
+                    // Gone all the same (another writer deleted it meanwhile).
+                    if errno == ENOENT || errno == ENOTDIR { outcome = .absent } else { return .unknown(errno: code) }
+                }
             }
             state.withLock { state in
                 state.index.remove(id)
                 state.dirtyAccess[id] = nil
             }
-            return nil
+            return outcome
         }
-        if let failure { throw DiskCacheError.writeFailed(path: file, errno: failure) }
+        return (file, outcome)
     }
 }

@@ -12,7 +12,10 @@ import Synchronization
 ///   `/`, `..`, binary and very long keys are only ever hashed.
 /// - **Writes** go to a temporary file renamed over the entry, so a reader (or
 ///   a crash) never sees half an entry. A failed write (disk full) throws and
-///   leaves the previous entry intact.
+///   deletes the entry it would have replaced (no older value stays
+///   readable), unless that cannot be deleted either. What a failed set or
+///   remove reports to the levels above is decided by what is on disk after
+///   it (see ``set(_:forKey:expiresAt:)`` and ``remove(_:)``).
 /// - **Privacy:** files are created 0600 and directories 0700.
 /// - **Capacity** counts file bytes (header + key + value). Under
 ///   ``EvictionPolicy/adaptive`` (the default) the memory level's W-TinyLFU
@@ -144,6 +147,10 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
     public var totalSize: Int { state.withLock { $0.index.totalSize } }
     /// Changes by other writers reported to the levels above.
     public var invalidationsReported: Int { changes.invalidationsReported }
+    /// This level's own writes (sets, removes, clears) reported to the
+    /// listeners in this process so far (tests count them: a report is
+    /// delivered later, in a task of its own).
+    package var ownWritesReported: Int { changes.ownWritesReported }
     /// Corrupt, truncated or foreign files deleted so far.
     public var corruptEntriesRemoved: Int { state.withLock { $0.counters.corruptRemoved } }
     /// Entries that did not decode with this level's codec (left in place).

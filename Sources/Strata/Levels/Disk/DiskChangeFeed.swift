@@ -55,6 +55,19 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
     /// Invalidations reported to the levels above so far.
     var invalidationsReported: Int { reported.load(ordering: .relaxed) }
 
+    private let ownWrites = Atomic<Int>(0)
+
+    /// This level's own writes reported to the listeners so far (see ``reportOwnWrite(_:origin:)``).
+    var ownWritesReported: Int { ownWrites.load(ordering: .relaxed) }
+
+    /// Reports a write this level made itself, which the watch does not
+    /// report, to the listeners in this process
+    /// (``InvalidationListeners/reportLocalWrite(_:origin:)``).
+    func reportOwnWrite(_ invalidation: CacheInvalidation<Key>, origin: CacheWriteOrigin = CacheContext.writeOrigin) {
+        ownWrites.add(1, ordering: .relaxed)
+        listeners.reportLocalWrite(invalidation, origin: origin)
+    }
+
     /// Adds `listener`; the first one starts watching `path`. Returns the
     /// inotify errno if watching could not start (the listener is kept).
     func add(_ listener: @escaping InvalidationListeners<Key>.Listener, path: String,
