@@ -66,6 +66,7 @@ let package = Package(
         .executableTarget(
             name: "strata",
             dependencies: [
+                "Strata",
                 "StrataExplorer",
                 "StrataSim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

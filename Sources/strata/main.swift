@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Strata
 import StrataExplorer
 import StrataSim
 
@@ -193,6 +194,8 @@ struct Check: AsyncParsableCommand {
 }
 
 struct Run: AsyncParsableCommand {
+    /// The largest script `--script` reads (a script of commands is text a person or a tool wrote).
+    static let maxScriptBytes = 64 << 20
     static let configuration = CommandConfiguration(
         abstract: "Run explorer commands without a terminal and print the statistics.",
         discussion: "Commands come from --script FILE, or one per line on stdin. Exit status 1 if any command failed."
@@ -222,8 +225,17 @@ struct Run: AsyncParsableCommand {
         let source = script ?? "stdin"
         let text: String
         if let script {
-            guard let data = FileManager.default.contents(atPath: script) else { fail("cannot read \(script)") }
-            text = String(decoding: data, as: UTF8.self)
+            // Only a regular file of bounded size: a FIFO is not waited on,
+            // nor /dev/zero read for ever, nor a huge file held in memory.
+            do {
+                text = String(decoding: try SmallFile.contents(of: script, limit: Self.maxScriptBytes), as: UTF8.self)
+            } catch {
+                switch error {
+                case .notRegularFile(let kind): fail("\(script): not a regular file (it is \(kind))")
+                case .tooLarge: fail("\(script): the file is larger than 64 MiB, the limit for a script")
+                case .cannotOpen, .readFailed: fail("cannot read \(script)")
+                }
+            }
         } else {
             var lines: [String] = []
             while let line = readLine(strippingNewline: true) { lines.append(line) }

@@ -123,6 +123,21 @@ import Testing
         #expect(second.commandLine == "set b 1")
     }
 
+    @Test func aHistoryFileThatIsNotARegularFileOrTooLargeIsAnEmptyHistory() throws {
+        let directory = NSTemporaryDirectory() + "strata-history-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A directory where the file belongs, and /dev/zero: refused, not read.
+        #expect(HistoryFile(path: directory).load().isEmpty)
+        #expect(HistoryFile(path: "/dev/zero").load().isEmpty)
+        // Over the limit (sparse): refused by its size, not read into memory.
+        let huge = directory + "/history"
+        #expect(FileManager.default.createFile(atPath: huge, contents: Data("get a\n".utf8)))
+        #expect(truncate(huge, off_t(HistoryFile.maxBytes) + 1) == 0)
+        let loaded = HistoryFile(path: huge).load()
+        #expect(loaded.isEmpty, "\(loaded.count) commands, \(loaded.map(\.utf8.count).reduce(0, +)) bytes")
+    }
+
     @Test func historyKeepsTheNewestHundred() throws {
         let path = NSTemporaryDirectory() + "strata-history-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: path) }

@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 
 /// The `:` line's history kept across runs: one command a line, the newest
 /// last, in the XDG state directory (``ExplorerPaths/historyFile``). A file
@@ -9,9 +10,15 @@ public struct HistoryFile: Sendable {
 
     public init(path: String) { self.path = path }
 
+    /// The largest history file read (100 commands take a few KiB).
+    public static let maxBytes = 1 << 20
+
     /// The commands saved, oldest first, at most ``InputController/historyLimit``.
     public func load() -> [String] {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        // Only a regular file of bounded size (``SmallFile``): a FIFO is not
+        // waited on, nor /dev/zero read for ever.
+        guard let bytes = try? SmallFile.contents(of: path, limit: Self.maxBytes),
+              let text = String(bytes: bytes, encoding: .utf8) else { return [] }
         let lines = text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
         return Array(lines.suffix(InputController.historyLimit))
     }
