@@ -61,37 +61,15 @@ public final class ExplorerModel: Sendable {
         listenForInvalidations()
     }
 
-    /// Keys this explorer back-filled into a Redis level, and when (from the
-    /// level's events: its `get` commands and its workloads alike). Redis
-    /// reports those writes back (a back-fill is a script, which `NOLOOP`
-    /// does not cover), and the log says so rather than blame another client.
-    private let redisBackfills = Mutex<[String: ContinuousClock.Instant]>([:])
-
-    /// How long after a back-fill Redis's report of a key counts as its echo.
-    static var echoWindow: Duration { .seconds(1) }
-
-    private func noteRedisBackfill(_ key: String) {
-        let now = ContinuousClock.now
-        redisBackfills.withLock { backfills in
-            backfills[key] = now
-            if backfills.count > 4096 { backfills = backfills.filter { now - $0.value < Self.echoWindow } }
-        }
-    }
-
-    private func backfilledRecently(_ key: String) -> Bool {
-        redisBackfills.withLock { $0[key].map { ContinuousClock.now - $0 < Self.echoWindow } ?? false }
-    }
+    /// Tells the echoes of this explorer's back-fills into a Redis level
+    /// (from the level's events: its `get` commands and its workloads alike)
+    /// from other clients' changes.
+    private let echoes = EchoBook()
 
     /// Logs Redis's report of `key`: an echo of this explorer's back-fill, or
-    /// another client's change. The back-fill's event and the report arrive
-    /// on different tasks; a report not yet matched is looked at again a
-    /// moment later before another client is blamed.
+    /// another client's change (see ``EchoBook``).
     private func logReport(of key: String, via name: String) async {
-        var echo = backfilledRecently(key)
-        if !echo {
-            try? await Task.sleep(for: .milliseconds(20))
-            echo = backfilledRecently(key)
-        }
+        let echo = await echoes.isEcho(key)
         log("invalidated \(key) (\(echo ? "echo of this explorer's back-fill" : "by another client"), via \(name))")
     }
 
@@ -103,7 +81,11 @@ public final class ExplorerModel: Sendable {
             let isRedis = if case .redis = level.spec.kind { true } else { false }
             if isRedis {
                 _ = level.statistics.bus.addObserver { [weak self] event in
-                    if event.isBackfill && event.operation == .set && event.outcome == .stored { self?.noteRedisBackfill(event.key) }
+                    if event.isBackfill {
+                        if event.operation == .set && event.outcome == .stored { self?.echoes.noteBackfill(event.key) }
+                    } else if event.operation == .get && event.outcome == .miss {
+                        self?.echoes.noteMiss(event.key)
+                    }
                 }
             }
             level.cache.addInvalidationListener { [weak self] invalidation in
