@@ -73,6 +73,14 @@ struct LRUShardState<Key: Hashable, Value> {
     @usableFromInline var lastStamp: UInt64 = 0
     /// How many hits wait in the shard's ``LRUShard/policyReads`` buffer.
     @usableFromInline var policyReadCount = 0
+    /// Whether the shard links its entries in recency order (`.lru`). Under
+    /// `.adaptive` the policy orders them, and linking each new entry into a
+    /// list nobody reads touched two more nodes per evicting set (the head's,
+    /// and the victim's neighbours').
+    @usableFromInline var keepsOrder = true
+    /// Changes whenever a key comes or goes (an insert, a removal, a
+    /// clearing): a look-up made at one generation holds while it lasts.
+    @usableFromInline var generation: UInt64 = 0
 
     /// The next access stamp: the system's monotonic clock in nanoseconds,
     /// forced above this shard's previous stamp. The clock is the same on
@@ -98,11 +106,16 @@ struct LRUShardState<Key: Hashable, Value> {
     /// Under `.adaptive`: stores `value` for `key`, in place or as a new
     /// node the policy has not seen yet (`policyID` -1), with a fresh token.
     /// Returns the node and the change in count and cost.
+    /// `lookedUp` is a look-up of `key` made earlier (its generation and
+    /// node): still valid, it saves finding the key again.
     @inlinable mutating func write(
-        _ key: HashedKey<Key>, _ value: Value, cost: Int, expiresAt: Int64
+        _ key: HashedKey<Key>, _ value: Value, cost: Int, expiresAt: Int64,
+        lookedUp: (generation: UInt64, node: Int32?)? = nil
     ) -> (node: Int32, count: Int, cost: Int) {
         let token = nextToken()
-        if let i = find(key) {
+        let found: Int32?
+        if let lookedUp, lookedUp.generation == generation { found = lookedUp.node } else { found = find(key) }
+        if let i = found {
             let delta = cost - nodes[Int(i)].cost
             nodes[Int(i)].value = value
             nodes[Int(i)].cost = cost
@@ -134,6 +147,16 @@ struct LRUShardState<Key: Hashable, Value> {
             if let stored = nodes[Int(node)].key, stored.hash == key.hash, stored.key == key.key { return node }
             p = (p + 1) & mask
         }
+    }
+
+    /// The node index for `key`, trying node `hint` first (one comparison
+    /// instead of a probe when the caller remembers where the key lives).
+    @inlinable func find(_ key: HashedKey<Key>, hint: Int32) -> Int32? {
+        if hint >= 0 && Int(hint) < nodes.count, let stored = nodes[Int(hint)].key,
+           stored.hash == key.hash && stored.key == key.key {
+            return hint
+        }
+        return find(key)
     }
 
     /// Adds `node` under `hash`; the caller has made room (``reserveSlot()``).
@@ -218,6 +241,7 @@ struct LRUShardState<Key: Hashable, Value> {
     @inlinable var tailStamp: UInt64 { tail < 0 ? .max : nodes[Int(tail)].stamp }
 
     @inlinable mutating func unlink(_ i: Int32) {
+        guard keepsOrder else { return }
         let prev = nodes[Int(i)].prev, next = nodes[Int(i)].next
         if prev >= 0 { nodes[Int(prev)].next = next } else { head = next }
         if next >= 0 { nodes[Int(next)].prev = prev } else { tail = prev }
@@ -226,6 +250,7 @@ struct LRUShardState<Key: Hashable, Value> {
     }
 
     @inlinable mutating func pushFront(_ i: Int32) {
+        guard keepsOrder else { return }
         nodes[Int(i)].prev = -1
         nodes[Int(i)].next = head
         if head >= 0 { nodes[Int(head)].prev = i }
@@ -245,6 +270,7 @@ struct LRUShardState<Key: Hashable, Value> {
     /// Inserts `node` (moved in: copying it would retain its key and value
     /// only to release the originals).
     @inlinable @discardableResult mutating func insert(_ node: consuming LRUNode<Key, Value>) -> Int32 {
+        generation &+= 1
         reserveSlot()
         let hash = node.key?.hash ?? 0
         let i: Int32
@@ -262,6 +288,7 @@ struct LRUShardState<Key: Hashable, Value> {
 
     /// Removes node `i`; returns its cost.
     @inlinable @discardableResult mutating func removeNode(_ i: Int32) -> Int {
+        generation &+= 1
         unlink(i)
         let cost = nodes[Int(i)].cost
         // The hash alone: binding the key would copy (retain) it.
@@ -275,8 +302,11 @@ struct LRUShardState<Key: Hashable, Value> {
     @inlinable mutating func removeAll() -> (count: Int, cost: Int) {
         let removed = (liveCount, nodes.reduce(0) { $0 + ($1.key == nil ? 0 : $1.cost) })
         let stamp = lastStamp  // tokens are never reused
+        let keepsOrder = keepsOrder, generation = generation
         self = LRUShardState()
         lastStamp = stamp
+        self.keepsOrder = keepsOrder
+        self.generation = generation &+ 1
         return removed
     }
 }
@@ -285,7 +315,7 @@ struct LRUShardState<Key: Hashable, Value> {
 /// for the evictor, which compares shards without locking them.
 @usableFromInline
 final class LRUShard<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    @usableFromInline let state = Mutex(LRUShardState<Key, Value>())
+    @usableFromInline let state: Mutex<LRUShardState<Key, Value>>
     /// Keeps `tailStamp` off the lines a write to the state dirties: the
     /// evictor reads every shard's stamp for every eviction, and a stamp
     /// beside the state made it miss on each shard a writer had touched.
@@ -304,7 +334,12 @@ final class LRUShard<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// threads on different shards would still bounce one line.
     @usableFromInline let padding = (CacheLinePadding(), CacheLinePadding())
 
-    @inlinable init() {}
+    /// A shard; `keepsOrder` links its entries in recency order (`.lru`).
+    @inlinable init(keepsOrder: Bool = true) {
+        var state = LRUShardState<Key, Value>()
+        state.keepsOrder = keepsOrder
+        self.state = Mutex(state)
+    }
 
     deinit { policyReads.deallocate() }
 

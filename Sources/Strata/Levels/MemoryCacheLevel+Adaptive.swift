@@ -88,13 +88,14 @@ extension MemoryCacheLevel {
         let expires = deadline.map { max($0.nanosecondsSince1970, 1) } ?? 0
         // Replacing a value of the same cost changes nothing the policy
         // weighs: it is recorded like a hit, without the policy lock.
-        let (replaced, full) = shard.state.withLock { state -> (Bool, Bool) in
-            guard let i = state.find(hashed), state.nodes[Int(i)].cost == cost else { return (false, false) }
+        let (replaced, full, lookedUp) = shard.state.withLock { state -> (Bool, Bool, (generation: UInt64, node: Int32?)) in
+            let found = state.find(hashed)
+            guard let i = found, state.nodes[Int(i)].cost == cost else { return (false, false, (state.generation, found)) }
             state.nodes[Int(i)].value = value
             state.nodes[Int(i)].expiresAt = expires
             let full = state.recordPolicyRead(i, hash: hashed.hash, in: shard.policyReads)
             notePendingReads(state.policyReadCount, in: shard)
-            return (true, full)
+            return (true, full, (state.generation, i))
         }
         if replaced {
             if full {
@@ -113,7 +114,7 @@ extension MemoryCacheLevel {
             drainReads(&policy)
             applyPendingWrites(&policy)
             let (countDelta, costDelta) = shard.state.withLock { state -> (Int, Int) in
-                let written = state.write(hashed, value, cost: cost, expiresAt: expires)
+                let written = state.write(hashed, value, cost: cost, expiresAt: expires, lookedUp: lookedUp)
                 give(written.node, hashed, of: &state, to: &policy)
                 return (written.count, written.cost)
             }
@@ -122,7 +123,7 @@ extension MemoryCacheLevel {
         }
         if appliedNow == nil {
             let written = shard.state.withLock { state in
-                let written = state.write(hashed, value, cost: cost, expiresAt: expires)
+                let written = state.write(hashed, value, cost: cost, expiresAt: expires, lookedUp: lookedUp)
                 return (count: written.count, cost: written.cost, token: state.nodes[Int(written.node)].stamp)
             }
             account(count: written.count, cost: written.cost)
@@ -185,7 +186,7 @@ extension MemoryCacheLevel {
         if state.nodes[Int(i)].policyID >= 0 {
             policy.update(state.nodes[Int(i)].policyID, cost: cost)
         } else {
-            state.nodes[Int(i)].policyID = policy.insert(key, cost: cost)
+            state.nodes[Int(i)].policyID = policy.insert(key, cost: cost, slot: i)
         }
     }
 
@@ -197,9 +198,9 @@ extension MemoryCacheLevel {
         // Taken off the level's totals once, at the end (the policy keeps
         // its own): the totals are the line every writer also adds to.
         var evicted = 0, evictedCost = 0
-        policy.evict { key, _ in
+        policy.evict { key, _, slot in
             let cost = self.withShard(for: key) { shard in shard.state.withLock { state -> Int? in
-                guard let i = state.find(key), state.nodes[Int(i)].policyID >= 0 else { return nil }
+                guard let i = state.find(key, hint: slot), state.nodes[Int(i)].policyID >= 0 else { return nil }
                 return state.removeNode(i)
             } }
             if let cost {

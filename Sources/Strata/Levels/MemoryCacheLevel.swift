@@ -120,7 +120,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         self.defaultTTL = defaultTTL
         self.clock = clock
         self.costOf = cost
-        self.shards = (0..<Self.shardCount).map { _ in LRUShard() }
+        self.shards = (0..<Self.shardCount).map { _ in LRUShard(keepsOrder: policy == .lru) }
         self.specialised = SpecialisedPaths(
             value: { level, key in level.value(forKey: key) },
             entry: { level, key in level.storedEntry(forKey: key) },
@@ -548,6 +548,10 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         var all: [(UInt64, Key)] = []
         for shard in shards {
             shard.state.withLock { state in
+                guard state.keepsOrder else {
+                    for node in state.nodes { if let key = node.key { all.append((node.stamp, key.key)) } }
+                    return
+                }
                 state.applyReads()
                 var i = state.head
                 while i >= 0 {

@@ -154,7 +154,7 @@ struct DiskIndex: Sendable {
     mutating func evictOverCapacity() -> [(id: EntryID, entry: DiskIndexEntry)] {
         guard adaptive != nil else { return popLeastRecent(toSize: capacity) }
         var ids: [EntryID] = []
-        adaptive!.evict { key, _ in ids.append(key.key) }
+        adaptive!.evict { key, _, _ in ids.append(key.key) }
         return removeLetGo(ids) + popLeastRecent(toSize: capacity)  // the policy counts the same bytes: a guard only
     }
 
@@ -164,7 +164,7 @@ struct DiskIndex: Sendable {
         guard totalSize > size else { return [] }
         guard adaptive != nil else { return popLeastRecent(toSize: size) }
         var ids: [EntryID] = []
-        adaptive!.shed(toCost: size) { key, _ in ids.append(key.key) }
+        adaptive!.shed(toCost: size) { key, _, _ in ids.append(key.key) }
         return removeLetGo(ids) + popLeastRecent(toSize: size)
     }
 

@@ -77,6 +77,12 @@ struct PolicyList: Sendable {
 struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     @usableFromInline var nodes: [PolicyNode<Key>] = []
     @usableFromInline var free: [Int32] = []
+    /// Where the level keeps each node's entry (the memory level: its node
+    /// in the key's shard), handed back on eviction so that the level need
+    /// not look the key up again; -1 when the level did not say. Beside the
+    /// nodes, not in them: a node one field larger was copied whole (its key
+    /// retained and released) at every access.
+    @usableFromInline var slots: [Int32] = []
     @usableFromInline var window = PolicyList()
     @usableFromInline var probation = PolicyList()
     @usableFromInline var protected = PolicyList()
@@ -158,15 +164,17 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     /// straight to probation's most recent end without counting as a
     /// request: it has to earn its frequency by being read again, so new
     /// entries are not declined in favour of restored ones nobody reads.
-    @inlinable mutating func insert(_ key: HashedKey<Key>, cost: Int, restored: Bool = false) -> Int32 {
+    @inlinable mutating func insert(_ key: HashedKey<Key>, cost: Int, restored: Bool = false, slot: Int32 = -1) -> Int32 {
         let node = PolicyNode(key: key, cost: cost, region: restored ? .probation : .window)
         let id: Int32
         if let reused = free.popLast() {
             id = reused
             nodes[Int(id)] = node
+            slots[Int(id)] = slot
         } else {
             id = Int32(nodes.count)
             nodes.append(node)
+            slots.append(slot)
         }
         append(id, to: restored ? .probation : .window)
         sketch.ensureCapacity(totalCount)
@@ -244,9 +252,9 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     // MARK: Eviction
 
     /// Removes entries until the level is within its limits and calls
-    /// `evicted` with each one's key and cost, least wanted first. Call it
+    /// `evicted` with each one's key, cost and slot, least wanted first. Call it
     /// after every insert: it also moves the window's overflow to probation.
-    @inlinable mutating func evict(_ evicted: (HashedKey<Key>, Int) -> Void) {
+    @inlinable mutating func evict(_ evicted: (HashedKey<Key>, Int, Int32) -> Void) {
         // The share may have moved since the last call.
         demoteProtectedOverflow()
         growWindowToShare()
@@ -322,7 +330,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     /// trimmed on request): probation's least recent first, then
     /// protected's, then the window's. No admission duels, nothing counted
     /// as declined, nothing learnt by the window adapter.
-    @inlinable mutating func shed(toCost limit: Int, _ evicted: (HashedKey<Key>, Int) -> Void) {
+    @inlinable mutating func shed(toCost limit: Int, _ evicted: (HashedKey<Key>, Int, Int32) -> Void) {
         while totalCost > limit {
             let id = probation.first >= 0 ? probation.first : (protected.first >= 0 ? protected.first : window.first)
             guard id >= 0 else { return }
@@ -330,11 +338,11 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
         }
     }
 
-    @inlinable mutating func drop(_ id: Int32, _ evicted: (HashedKey<Key>, Int) -> Void) {
+    @inlinable mutating func drop(_ id: Int32, _ evicted: (HashedKey<Key>, Int, Int32) -> Void) {
         let key = nodes[Int(id)].key
         let cost = nodes[Int(id)].cost
         remove(id)
-        if let key { evicted(key, cost) }
+        if let key { evicted(key, cost, slots[Int(id)]) }
     }
 
     /// Whether `candidate` should replace `victim`: it was seen more often.
