@@ -228,6 +228,11 @@ import Testing
         static func pooled<I: L>(_ inner: I, _ clock: TestClock) -> Level { inner.pooled(clock: clock) }
     }
 
+    /// A placeholder while a composition is made again.
+    struct Unreadable: Readings {
+        func readings(of key: String) async throws -> [CacheReading<String>] { [] }
+    }
+
     /// Values read in the stale-then-fresh order, from the topmost composition.
     protocol Readings: Sendable {
         func readings(of key: String) async throws -> [CacheReading<String>]
@@ -236,14 +241,16 @@ import Testing
     final class Fixture {
         let clock: TestClock
         let origin: Origin
-        let knobs = Knobs()
+        let knobs: Knobs
         let top: Level
         let composed: any Readings
         let leaves: [Leaf]
         let text: String
         let root: TemporaryDirectory
 
-        init(clock: TestClock, origin: Origin, top: Level, composed: any Readings, leaves: [Leaf], text: String, root: TemporaryDirectory) {
+        init(clock: TestClock, origin: Origin, top: Level, composed: any Readings, leaves: [Leaf], text: String,
+             root: TemporaryDirectory, knobs: Knobs) {
+            self.knobs = knobs
             self.origin = origin
             self.top = top
             self.composed = composed
@@ -429,10 +436,16 @@ import Testing
         }
     }
 
-    static func makeFixture(seed: UInt64) throws -> Fixture {
-        let clock = TestClock()
-        let knobs = Knobs()
-        let root = TemporaryDirectory("strata-diff")
+    /// The composition of `seed`; with `previous`, the same one made again
+    /// over the same directories, origin, clock and knobs (a restart).
+    struct Shared {
+        let clock: TestClock, knobs: Knobs, root: TemporaryDirectory, origin: Origin
+    }
+
+    static func makeFixture(seed: UInt64, reusing previous: Shared? = nil) throws -> Fixture {
+        let clock = previous?.clock ?? TestClock()
+        let knobs = previous?.knobs ?? Knobs()
+        let root = previous?.root ?? TemporaryDirectory("strata-diff")
         var builder = Builder(random: Generator(seed: seed), clock: clock, knobs: knobs, root: root)
         let count = builder.random.int(2..<5)
         var nodes: [Node] = []
@@ -447,7 +460,7 @@ import Testing
                 index += 1
             }
         }
-        let origin = Origin(clock: clock)
+        let origin = previous?.origin ?? Origin(clock: clock)
         var originNode = Node(level: origin, leaves: [], holdsOrigin: true, text: "origin")
         for _ in 0..<builder.random.pick([0, 1, 1, 2]) { builder.wrap(&originNode, leafWrapper: true) }
         nodes.append(originNode)
@@ -455,7 +468,7 @@ import Testing
         // above it is read through the other paths).
         let (top, composed) = builder.tree(nodes)
         let fixture = Fixture(clock: clock, origin: origin, top: top.level, composed: composed, leaves: top.leaves,
-                              text: top.text, root: root)
+                              text: top.text, root: root, knobs: knobs)
         fixture.conditions = builder.conditions
         fixture.switches = builder.switches
         fixture.waitsAfterReads = builder.random.chance(0.5)
@@ -594,6 +607,7 @@ extension DifferentialCompositionTests {
         case toggleLane(Int, String)
         case sweep(Int)
         case removeDirectory(Int)
+        case restart
 
         var description: String {
             switch self {
@@ -610,6 +624,7 @@ extension DifferentialCompositionTests {
             case .toggleLane(let id, let key): "toggle switch#\(id) lane for \(key)"
             case .sweep(let leaf): "removeExpired() on leaf \(leaf)"
             case .removeDirectory(let leaf): "delete leaf \(leaf)'s directory"
+            case .restart: "restart (the same levels made again over the same directories)"
             }
         }
     }
@@ -623,7 +638,8 @@ extension DifferentialCompositionTests {
         }
         let roll = random.int(0..<100)
         switch roll {
-        case 0..<38: return .read(key, random.pick(ReadPath.allCases))
+        case 0..<2: return .restart
+        case 2..<38: return .read(key, random.pick(ReadPath.allCases))
         case 38..<58: return .set(key, value("s"), ttl: random.pick([nil, nil, nil, 0, 1, 2, 5, 30]))
         case 58..<67: return .remove(key)
         case 67..<69: return .clear
@@ -750,6 +766,8 @@ extension DifferentialCompositionTests {
             return (b ? "now lane B" : "now lane A", nil)
         case .sweep(let leaf):
             return ("removed \(await fixture.leaves[leaf].removeExpired())", nil)
+        case .restart:
+            break
         case .removeDirectory(let leaf):
             if let directory = fixture.leaves[leaf].directory { try? FileManager.default.removeItem(at: directory) }
         }
@@ -805,21 +823,18 @@ extension DifferentialCompositionTests {
     /// once the levels are gone: a level still held (a change report on its
     /// way up) would write into them again.
     static func run(seed: UInt64, operations: Int) async throws -> String? {
-        let root: TemporaryDirectory
         var levels: [Weak] = []
-        let result: String?
-        do {
-            let fixture = try makeFixture(seed: seed)
-            root = fixture.root
-            levels = fixture.leaves.map { Weak($0.object) }
-            result = try await exercise(fixture, seed: seed, operations: operations)
-        }
+        var root: TemporaryDirectory?
+        defer { root?.remove() }
+        let result = try await exercise(seed: seed, operations: operations, levels: &levels, root: &root)
         _ = await poll(timeout: .seconds(2)) { levels.allSatisfy { $0.object == nil } }
-        root.remove()
         return result
     }
 
-    static func exercise(_ fixture: Fixture, seed: UInt64, operations: Int) async throws -> String? {
+    static func exercise(seed: UInt64, operations: Int, levels: inout [Weak], root: inout TemporaryDirectory?) async throws -> String? {
+        var fixture = try makeFixture(seed: seed)
+        root = fixture.root
+        levels += fixture.leaves.map { Weak($0.object) }
         var model = Model(leaves: fixture.leaves)
         var random = Generator(seed: seed ^ 0x5EED_0F_0B5)
         var log: [String] = []
@@ -836,6 +851,20 @@ extension DifferentialCompositionTests {
         }
         for step in 0..<operations {
             let operation = randomOperation(&random, fixture, counter: &counter)
+            if case .restart = operation {
+                // The process ends (its back-fills done) and starts again
+                // over the same directories: memory levels start empty.
+                await fixture.top.waitForPendingWrites()
+                let shared = Shared(clock: fixture.clock, knobs: fixture.knobs, root: fixture.root, origin: fixture.origin)
+                let conditions = fixture.conditions, switches = fixture.switches
+                fixture = Fixture(clock: shared.clock, origin: shared.origin, top: shared.origin, composed: Unreadable(),
+                                  leaves: [], text: "", root: shared.root, knobs: shared.knobs)
+                let previous = levels
+                _ = await poll(timeout: .seconds(2)) { previous.allSatisfy { $0.object == nil } }
+                fixture = try makeFixture(seed: seed, reusing: shared)
+                precondition(fixture.conditions == conditions && fixture.switches == switches)
+                levels += fixture.leaves.map { Weak($0.object) }
+            }
             let (text, problem) = await perform(operation, fixture, &model)
             log.append("\(step): \(Model.time(fixture.clock.now())) \(operation) \(text)")
             if let problem { return report(step, problem) }
@@ -894,6 +923,7 @@ extension DifferentialCompositionTests {
         private let value = Mutex(0)
         func next() -> Int { value.withLock { $0 += 1; return $0 } }
         func set(_ tick: Int) { value.withLock { $0 = tick } }
+        func decrement() { value.withLock { $0 -= 1 } }
         var current: Int { value.withLock { $0 } }
     }
 
@@ -959,6 +989,9 @@ extension DifferentialCompositionTests {
             let pair = try Self.pair(kind, seed: seed, clock: clock, root: root)
             let cache = pair.cache
             let ticks = Ticks()
+            /// Writers still writing: readers and the clock go on until they are done.
+            let writing = Ticks()
+            writing.set(keys.count)
             /// When the last clear of each level ended (0: never).
             let clearedUpper = Ticks(), clearedLower = Ticks()
             let lastWrites = try await withThrowingTaskGroup(of: (String, LastWrite).self) { group in
@@ -983,13 +1016,16 @@ extension DifferentialCompositionTests {
                             }
                             if random.chance(0.3) { await Task.yield() }
                         }
+                        writing.decrement()
                         return (key, last)
                     }
                 }
                 for reader in 0..<2 {
                     group.addTask {
                         var random = Generator(seed: seed &* 77 &+ UInt64(reader))
-                        for _ in 0..<120 {
+                        var reads = 0
+                        while writing.current > 0 && reads < 20_000 {
+                            reads += 1
                             let key = random.pick(keys)
                             switch random.int(0..<3) {
                             case 0: _ = try await cache.getIfPresent(key)
@@ -1003,8 +1039,10 @@ extension DifferentialCompositionTests {
                 }
                 group.addTask {
                     var random = Generator(seed: seed &* 13)
-                    for _ in 0..<30 {
-                        switch random.int(0..<10) {
+                    var steps = 0
+                    while writing.current > 0 && steps < 2_000 {
+                        steps += 1
+                        switch random.int(0..<40) {
                         case 0:
                             await cache.clear()
                             let ended = ticks.next()
