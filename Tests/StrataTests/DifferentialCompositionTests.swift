@@ -1088,3 +1088,36 @@ extension DifferentialCompositionTests {
         }
     }
 }
+
+// MARK: - Found by the differential run
+
+extension DifferentialCompositionTests {
+    /// Found while checking the differential run's hit counts (an answer,
+    /// not a rule-1 violation: only speed). In `memory + (disk + origin)` the
+    /// inner composition's back-fill into the disk level is a write made on
+    /// the disk level outside the outer composition's write, so the disk
+    /// level reports it (``CacheWriteOrigin`` is empty in a back-fill task)
+    /// and the outer composition drops the key from memory, together with
+    /// its own back-fill of the origin's answer. Memory then never keeps a
+    /// value on its first read from the origin; only a second read (a disk
+    /// hit, which writes nothing on disk) fills it. `(memory + disk) +
+    /// origin` keeps it. The report comes from the disk level's change feed
+    /// (`reportLocalWrite` in `DiskCacheLevel.set`): left to that area's owner.
+    @Test func aFirstReadFromTheOriginStaysInMemoryOverANestedDiskComposition() async throws {
+        let root = TemporaryDirectory("strata-diff-echo")
+        defer { root.remove() }
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let disk = try DiskCacheLevel<String, String>(directory: root.url, capacity: 1 << 20)
+        let cache = memory + (disk + BasicFetcher<String, String> { "o-\($0)" })
+        #expect(try await cache.get("k") == "o-k")
+        await cache.waitForPendingWrites()
+        #expect(disk.count == 1)
+        // The report, if any, is delivered in a task of its own: wait for it (bounded).
+        _ = await poll(timeout: .seconds(2)) { cache.invalidationsApplied > 0 }
+        await cache.waitForPendingWrites()
+        withKnownIssue("the disk level reports the inner composition's back-fill; the outer one drops it from memory") {
+            #expect(cache.invalidationsApplied == 0)
+            #expect(memory.value(forKey: "k") == "o-k")
+        }
+    }
+}
