@@ -828,7 +828,10 @@ extension DifferentialCompositionTests {
     static func run(seed: UInt64, operations: Int) async throws -> String? {
         var levels: [Weak] = []
         var root: TemporaryDirectory?
-        defer { root?.remove() }
+        defer {
+            root?.remove()
+            if let root { removedRoots.withLock { $0.append(root) } }
+        }
         let result = try await exercise(seed: seed, operations: operations, levels: &levels, root: &root)
         _ = await poll(timeout: .seconds(2)) { levels.allSatisfy { $0.object == nil } }
         return result
@@ -882,6 +885,9 @@ extension DifferentialCompositionTests {
         return nil
     }
 
+    /// Directories of finished seeds: removed once more at the end, in case
+    /// a level outlived its seed (a loaded machine) and wrote into one again.
+    static let removedRoots = Mutex<[TemporaryDirectory]>([])
     static let tallies = Mutex<[String: Int]>([:])
     static func tally(_ what: String) { tallies.withLock { $0[what, default: 0] += 1 } }
 
@@ -902,6 +908,7 @@ extension DifferentialCompositionTests {
         print("differential: \(seeds) seeds × \(operations) operations in \(ContinuousClock.now - started), \(failures.count) failing")
         print("answers (reads and probes): " + Self.tallies.withLock { $0 }.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))
         for failure in failures { Issue.record(Comment(rawValue: failure)) }
+        for root in Self.removedRoots.withLock({ $0 }) { root.remove() }
     }
 }
 
