@@ -10,8 +10,9 @@ import Glibc
 /// What a disk level's own writes report to the listeners in this process
 /// (the other compositions over it, the explorer's event log) when they fail:
 /// a failed set reports its key at most once, and only if its clean-up
-/// deleted the older entry (the disk changed); a remove that could not delete
-/// the entry (`EACCES`) reports nothing, since the entry is still there.
+/// deleted the older entry (the disk changed); a remove reports its key even
+/// when it could not delete the entry (`EACCES`): a level above may hold the
+/// value of a set the disk refused.
 ///
 /// A report is delivered in a task of its own, so the tests count the reports
 /// the level made (``DiskCacheLevel/ownWritesReported``, final when the
@@ -133,12 +134,39 @@ import Glibc
         }
     }
 
+    /// Memory over a disk level whose directory became read-only: a set
+    /// through the composition stores the new value in memory and fails on
+    /// disk, which keeps the older entry. The composition's clean-up removes
+    /// it from disk, is refused too, and must still drop the new value from
+    /// memory: else memory answers v2 while the disk answers v1, and which
+    /// one a get returns depends on what memory evicted (from a review).
+    @Test func memoryOverADiskWhoseSetFailedKeepsNoValueTheDiskDoesNotHold() async {
+        await #expect(processExitsWith: .success) {
+            try await DiskChangeReportTests.asAnOrdinaryUser { dir, watched in
+                let memory = MemoryCacheLevel<String, Data>(capacity: 1 << 20)
+                let cache = memory + watched.disk
+                try await cache.set(DiskChangeReportTests.bytes(10, 1), forKey: "k")
+                precondition(chmod(dir.path, 0o500) == 0)
+                do {
+                    try await cache.set(DiskChangeReportTests.bytes(10, 2), forKey: "k")
+                    preconditionFailure("the set succeeded in a read-only directory")
+                } catch is LevelsFailedError {}
+                let dropped = await poll { (try? await memory.getIfPresent("k")) != DiskChangeReportTests.bytes(10, 2) }
+                precondition(dropped, "memory still holds the value the disk refused")
+                let read = try await cache.get("k")
+                precondition(read == DiskChangeReportTests.bytes(10, 1), "the get read \(read.first ?? 0), not the entry on disk")
+            }
+        }
+    }
+
     // MARK: A failed remove
 
-    /// A remove refused with `EACCES` leaves the entry where it was: it is
-    /// not reported (the levels above keep what the disk still holds). Once
-    /// the directory is writable again, the remove deletes it and reports it.
-    @Test func aRemoveRefusedWithEACCESReportsNothingAndKeepsTheEntry() async {
+    /// A remove refused with `EACCES` leaves the entry where it was, and is
+    /// reported all the same: a level above may hold the value of a set that
+    /// failed here (the composition's clean-up is this remove), and must read
+    /// the entry still on disk again. Once the directory is writable again,
+    /// the remove deletes it and reports it.
+    @Test func aRemoveRefusedWithEACCESReportsTheKeyAndKeepsTheEntry() async {
         await #expect(processExitsWith: .success) {
             try await DiskChangeReportTests.asAnOrdinaryUser { dir, watched in
                 try await watched.disk.set(DiskChangeReportTests.bytes(10, 1), forKey: "k")
@@ -151,7 +179,7 @@ import Glibc
                         precondition(code == EACCES, "errno \(code)")
                     }
                 }
-                precondition(refused == [], "a refused remove reported \(String(describing: refused))")
+                precondition(refused == [.key("k")], "a refused remove reported \(String(describing: refused))")
                 precondition(dir.entryFiles().count == 1 && watched.disk.count == 1)
                 let kept = try await watched.disk.getIfPresent("k")
                 precondition(kept == DiskChangeReportTests.bytes(10, 1), "the entry is still there")

@@ -111,19 +111,23 @@ extension DiskCacheLevel {
 
     /// Deletes `key`'s entry.
     ///
-    /// Reported to the listeners in this process (with the write's
-    /// ``CacheWriteOrigin``) when afterwards there is no entry for the key
-    /// on disk: this remove deleted it, or there was none (a level above
-    /// elsewhere may still hold a value read before this level evicted it).
-    /// A remove that could not delete the entry (`EACCES`, a read-only
-    /// filesystem) throws ``DiskCacheError/writeFailed(path:errno:)`` and
-    /// reports nothing: the entry is still there and still read.
+    /// Always reported to the listeners in this process (with the write's
+    /// ``CacheWriteOrigin``): when this remove deleted the entry, when there
+    /// was none (a level above elsewhere may still hold a value read before
+    /// this level evicted it), and when it could not delete it (`EACCES`, a
+    /// read-only filesystem), which also throws
+    /// ``DiskCacheError/writeFailed(path:errno:)``. The entry left on disk is
+    /// still read, so the levels above must not keep anything else: a
+    /// composition removes the entry of a set that failed here, and the
+    /// levels above took that set's value (they drop it and read the older
+    /// entry again).
     public func remove(_ key: Key) async throws {
         let (file, outcome) = deleteEntry(key)
         switch outcome {
         case .deleted, .absent:
             changes.reportOwnWrite(.key(key))
         case .kept(let code):
+            changes.reportOwnWrite(.key(key))
             throw DiskCacheError.writeFailed(path: file, errno: code)
         case .unknown(let code):
             // Not deleted, yet not found there either: reported, as anything
