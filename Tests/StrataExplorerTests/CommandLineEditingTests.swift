@@ -147,6 +147,30 @@ import Testing
         #expect(loaded.last == "get k150" && loaded.first == "get k51")
     }
 
+    /// What save writes, load reads back: long commands (a pasted value)
+    /// never make the file too large to load, which would lose the whole
+    /// history at the next save (from a review). The newest commands that
+    /// fit are kept; one larger than the file's limit on its own is not.
+    @Test func aSavedHistoryAlwaysLoadsBackEvenWithLongCommands() throws {
+        let path = NSTemporaryDirectory() + "strata-history-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let long = (1...30).map { "set k\($0) " + String(repeating: "v", count: 100_000) }
+        let history = ["get first"] + long + ["set huge " + String(repeating: "x", count: HistoryFile.maxBytes), "get last"]
+        HistoryFile(path: path).save(history)
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? .max
+        #expect(size <= HistoryFile.maxBytes, "\(size) bytes written")
+        let loaded = HistoryFile(path: path).load()
+        #expect(loaded.last == "get last", "the newest command is kept")
+        #expect(!loaded.contains { $0.hasPrefix("set huge") }, "a command larger than the file is not saved")
+        #expect(loaded.count >= 10 && loaded.dropLast().allSatisfy { $0.hasPrefix("set k") })
+        #expect(Array(long.suffix(loaded.count - 1)) == Array(loaded.dropLast()), "the newest that fit, in order")
+        // Saved again, and again: nothing more is lost.
+        HistoryFile(path: path).save(loaded + ["get again"])
+        let again = HistoryFile(path: path).load()
+        #expect(again.last == "get again" && again.count >= loaded.count)
+        #expect(Array(again.dropLast()) == Array(loaded.suffix(again.count - 1)))
+    }
+
     @Test func controlKeysAndShiftTabAreParsed() {
         var parser = EscapeSequenceParser()
         #expect(parser.feed(1) == [.control("a")])

@@ -23,16 +23,33 @@ public struct HistoryFile: Sendable {
         return Array(lines.suffix(InputController.historyLimit))
     }
 
-    /// Replaces the file with `history` (the directory is created, private).
+    /// Replaces the file with `history` (the directory is created, private):
+    /// the newest commands whose lines fit in ``maxBytes`` together, so what
+    /// is saved always loads back (a file too large to load would be an
+    /// empty history, and the next save would lose it all). A command longer
+    /// than that on its own is not saved.
     public func save(_ history: [String]) {
         let directory = (path as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                  attributes: [.posixPermissions: 0o700])
-        // A command line with a newline would read back as two commands.
-        let lines = history.suffix(InputController.historyLimit).filter { !$0.contains("\n") && !$0.contains("\r") }
-        let text = lines.map { $0 + "\n" }.joined()
+        let text = Self.lines(keeping: history).map { $0 + "\n" }.joined()
         guard FileManager.default.createFile(atPath: path + ".tmp", contents: Data(text.utf8),
                                              attributes: [.posixPermissions: 0o600]) else { return }
         _ = rename(path + ".tmp", path)
+    }
+
+    /// The commands ``save(_:)`` writes, oldest first.
+    static func lines(keeping history: [String]) -> [String] {
+        var kept: [String] = [], bytes = 0
+        for command in history.reversed() where kept.count < InputController.historyLimit {
+            // A command line with a newline would read back as two commands.
+            guard !command.contains("\n") && !command.contains("\r") else { continue }
+            let size = command.utf8.count + 1
+            if size > maxBytes { continue }
+            if bytes + size > maxBytes { break }
+            kept.append(command)
+            bytes += size
+        }
+        return kept.reversed()
     }
 }
