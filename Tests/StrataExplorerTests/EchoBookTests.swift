@@ -1,5 +1,6 @@
 import Foundation
 @testable import StrataExplorer
+import Synchronization
 import Testing
 
 /// Redis's report of a key is told apart by events, not by timing: the
@@ -50,5 +51,45 @@ import Testing
         let start = ContinuousClock.now
         #expect(await book.isEcho("k") == false)
         #expect(ContinuousClock.now - start >= EchoBook.wait)
+    }
+
+    /// What ``EchoBook/judge(_:_:)`` said, in the order it said it.
+    final class Verdicts: Sendable {
+        private let list = Mutex<[(Int, Bool)]>([])
+        func record(_ report: Int) -> @Sendable (Bool) -> Void {
+            { echo in self.list.withLock { $0.append((report, echo)) } }
+        }
+        var all: [(Int, Bool)] { list.withLock { $0 } }
+    }
+
+    /// The echo waits for its back-fill; another client's write reported
+    /// after it must not take the back-fill's credit (with a task per report,
+    /// the later one could: from a review).
+    @Test func reportsOfAKeyAreJudgedInTheOrderRedisSentThem() async {
+        let book = EchoBook()
+        let verdicts = Verdicts()
+        book.noteMiss("k")
+        book.judge("k", verdicts.record(1))
+        book.judge("k", verdicts.record(2))
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(verdicts.all.isEmpty, "both wait: the first for its back-fill, the second for the first")
+        book.noteBackfill("k")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while verdicts.all.count < 2 && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+        let said = verdicts.all
+        #expect(said.map(\.0) == [1, 2] && said.map(\.1) == [true, false], "\(said)")
+    }
+
+    @Test func aKeyWaitingForItsBackfillHoldsBackNoOtherKey() async {
+        let book = EchoBook()
+        let verdicts = Verdicts()
+        book.noteMiss("a")
+        book.judge("a", verdicts.record(1))
+        book.judge("b", verdicts.record(2))
+        #expect(verdicts.all.map(\.0) == [2] && verdicts.all.first?.1 == false, "judged on the caller, at once")
+        book.noteBackfill("a")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while verdicts.all.count < 2 && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+        #expect(verdicts.all.last.map { $0.0 == 1 && $0.1 } == true)
     }
 }

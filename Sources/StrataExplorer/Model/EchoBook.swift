@@ -5,35 +5,56 @@ import Synchronization
 /// client's change, for the event log.
 ///
 /// It decides by events, not by a delay. A get of a Redis level that misses
-/// is seen (the level's observers run on the requesting task) before the
-/// back-fill that may follow can be sent, so a report of a key with no miss
-/// in the last ``window`` is another client's at once. A report of a key
-/// that did miss is an echo if that back-fill has been seen storing, and
-/// each stored back-fill accounts for one report; if it has not been seen
-/// yet (its task and the report's run apart: under load the report came
-/// first by tens of milliseconds), the report waits for it, at most
-/// ``wait``. Redis reports changes in order, so another client's write that
-/// follows an echo is its own report and finds the back-fill accounted for.
+/// (or fails: the level below answers, and back-fills) is seen (the level's
+/// observers run on the requesting task) before the back-fill that may
+/// follow can be sent, so a report of a key with no such get in the last
+/// ``window`` + ``wait`` is another client's at once. A report of a key that
+/// did miss is an echo if that back-fill has been seen storing, and each
+/// stored back-fill accounts for one report; if it has not been seen yet
+/// (its task and the report's run apart: under load the report came first
+/// by tens of milliseconds), the report waits for it, at most ``wait``.
+///
+/// Reports of one key are judged in the order Redis sent them
+/// (``judge(_:_:)``): Redis reports changes in order, so another client's
+/// write that follows an echo is its own report and must not take the
+/// back-fill's credit from the echo still waiting for it. A key waiting
+/// holds back only the later reports of that key.
 final class EchoBook: Sendable {
-    /// How long after a miss (or a back-fill) a report of the key may be its echo.
+    /// How long after a back-fill its report may come.
     static var window: Duration { .seconds(1) }
     /// How long a report of a key that just missed waits for the back-fill.
     static var wait: Duration { .seconds(2) }
+
+    enum Look { case echo, other, waitForBackfill }
 
     private struct State {
         var missed: [String: ContinuousClock.Instant] = [:]
         /// Stored back-fills not yet matched with their report.
         var backfilled: [String: (at: ContinuousClock.Instant, count: Int)] = [:]
+        /// Per key, the reports judged one after another by a task of their
+        /// own (the first is being judged), because one of them waits for
+        /// a back-fill.
+        var queued: [String: [@Sendable (Bool) -> Void]] = [:]
 
         mutating func prune(_ now: ContinuousClock.Instant) {
-            if missed.count > 4096 { missed = missed.filter { now - $0.value < EchoBook.window } }
+            if missed.count > 4096 { missed = missed.filter { now - $0.value < EchoBook.window + EchoBook.wait } }
             if backfilled.count > 4096 { backfilled = backfilled.filter { now - $0.value.at < EchoBook.window } }
+        }
+
+        /// Judges a report of `key` now if it can be (taking a back-fill's credit).
+        mutating func look(_ key: String, _ now: ContinuousClock.Instant) -> Look {
+            if let backfill = backfilled[key], now - backfill.at < EchoBook.window {
+                backfilled[key] = backfill.count > 1 ? (backfill.at, backfill.count - 1) : nil
+                return .echo
+            }
+            guard let missed = missed[key], now - missed < EchoBook.window + EchoBook.wait else { return .other }
+            return .waitForBackfill
         }
     }
 
     private let state = Mutex(State())
 
-    /// A get of the Redis level missed `key`: a back-fill may follow.
+    /// A get of the Redis level missed `key` (or failed): a back-fill may follow.
     func noteMiss(_ key: String) {
         let now = ContinuousClock.now
         state.withLock { state in
@@ -52,21 +73,55 @@ final class EchoBook: Sendable {
         }
     }
 
-    /// Whether Redis's report of `key` is the echo of this explorer's back-fill.
+    /// Judges Redis's report of `key` after every earlier report of it, and
+    /// calls `verdict` with whether it is the echo of this explorer's
+    /// back-fill: at once (on the caller) unless it, or an earlier report of
+    /// the key, waits for a back-fill. Call it in the order Redis reported.
+    func judge(_ key: String, _ verdict: @escaping @Sendable (Bool) -> Void) {
+        enum Step { case now(Bool), queued, startQueue }
+        let step = state.withLock { state -> Step in
+            if state.queued[key] != nil {
+                state.queued[key]!.append(verdict)
+                return .queued
+            }
+            switch state.look(key, .now) {
+            case .echo: return .now(true)
+            case .other: return .now(false)
+            case .waitForBackfill:
+                state.queued[key] = [verdict]
+                return .startQueue
+            }
+        }
+        switch step {
+        case .now(let echo): verdict(echo)
+        case .queued: break
+        case .startQueue: Task { await self.drainQueue(of: key) }
+        }
+    }
+
+    /// Judges the queued reports of `key` in order, until none is left.
+    private func drainQueue(of key: String) async {
+        while true {
+            let echo = await isEcho(key)
+            let (first, more) = state.withLock { state -> ((@Sendable (Bool) -> Void)?, Bool) in
+                guard var queue = state.queued[key], !queue.isEmpty else { return (nil, false) }
+                let first = queue.removeFirst()
+                state.queued[key] = queue.isEmpty ? nil : queue
+                return (first, !queue.isEmpty)
+            }
+            first?(echo)
+            guard more else { return }
+        }
+    }
+
+    /// Whether Redis's report of `key` is the echo of this explorer's
+    /// back-fill, waiting for a back-fill at most ``wait``. (Reports of a
+    /// key judged concurrently may take each other's credit: the log uses
+    /// ``judge(_:_:)``.)
     func isEcho(_ key: String) async -> Bool {
-        enum Look { case echo, other, waitForBackfill }
         let deadline = ContinuousClock.now + Self.wait
         while true {
-            let look = state.withLock { state -> Look in
-                let now = ContinuousClock.now
-                if let backfill = state.backfilled[key], now - backfill.at < Self.window {
-                    state.backfilled[key] = backfill.count > 1 ? (backfill.at, backfill.count - 1) : nil
-                    return .echo
-                }
-                guard let missed = state.missed[key], now - missed < Self.window + Self.wait else { return .other }
-                return .waitForBackfill
-            }
-            switch look {
+            switch state.withLock({ $0.look(key, .now) }) {
             case .echo: return true
             case .other: return false
             case .waitForBackfill:

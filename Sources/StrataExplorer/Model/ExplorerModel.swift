@@ -67,10 +67,12 @@ public final class ExplorerModel: Sendable {
     private let echoes = EchoBook()
 
     /// Logs Redis's report of `key`: an echo of this explorer's back-fill, or
-    /// another client's change (see ``EchoBook``).
-    private func logReport(of key: String, via name: String) async {
-        let echo = await echoes.isEcho(key)
-        log("invalidated \(key) (\(echo ? "echo of this explorer's back-fill" : "by another client"), via \(name))")
+    /// another client's change (see ``EchoBook``), once told, in the order of
+    /// the reports of the key.
+    private func logReport(of key: String, via name: String) {
+        echoes.judge(key) { [weak self] echo in
+            self?.log("invalidated \(key) (\(echo ? "echo of this explorer's back-fill" : "by another client"), via \(name))")
+        }
     }
 
     /// Logs every change a shared level (Redis, a disk directory other
@@ -83,7 +85,7 @@ public final class ExplorerModel: Sendable {
                 _ = level.statistics.bus.addObserver { [weak self] event in
                     if event.isBackfill {
                         if event.operation == .set && event.outcome == .stored { self?.echoes.noteBackfill(event.key) }
-                    } else if event.operation == .get && event.outcome == .miss {
+                    } else if event.operation == .get && (event.outcome == .miss || event.outcome == .error) {
                         self?.echoes.noteMiss(event.key)
                     }
                 }
@@ -94,8 +96,10 @@ public final class ExplorerModel: Sendable {
                 if CacheContext.isLocalWriteReport { return }
                 switch invalidation {
                 case .key(let key) where isRedis:
-                    // Not awaited: the levels above must not wait for a log line.
-                    Task { [weak self] in await self?.logReport(of: key, via: name) }
+                    // Judged here, in Redis's order; a report that must wait
+                    // for its back-fill waits in a task, not here (the levels
+                    // above must not wait for a log line).
+                    self?.logReport(of: key, via: name)
                 case .key(let key): self?.log("invalidated \(key) (by another client, via \(name))")
                 case .all: self?.log("\(name): levels above flushed (store flushed or contact lost)")
                 }
