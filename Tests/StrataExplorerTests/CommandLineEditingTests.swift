@@ -100,8 +100,9 @@ import Testing
     }
 
     @Test func historyIsKeptAcrossRunsInAFile() throws {
-        let path = NSTemporaryDirectory() + "strata-history-\(UUID().uuidString.prefix(8))/strata/history"
-        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let root = NSTemporaryDirectory() + "strata-history-\(UUID().uuidString.prefix(8))"
+        let path = root + "/strata/history"
+        defer { try? FileManager.default.removeItem(atPath: root) }
         let file = HistoryFile(path: path)
         #expect(file.load().isEmpty, "no file yet: no history")
         var first = InputController(history: file.load())

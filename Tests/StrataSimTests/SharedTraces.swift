@@ -31,9 +31,22 @@ func temporaryFile(_ contents: String, suffix: String = ".trace") -> String {
 }
 
 func temporaryFile(bytes: [UInt8], suffix: String = ".trace") -> String {
-    let path = NSTemporaryDirectory() + "strata-sim-\(UUID().uuidString.prefix(8))\(suffix)"
+    let path = temporaryTraceDirectory + "/\(UUID().uuidString.prefix(8))\(suffix)"
     _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
     return path
+}
+
+/// This test process's directory for ``temporaryFile(bytes:suffix:)``,
+/// removed when the process exits.
+let temporaryTraceDirectory: String = {
+    let directory = traceDirectory(of: getpid())
+    try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    atexit { try? FileManager.default.removeItem(atPath: traceDirectory(of: getpid())) }
+    return directory
+}()
+
+private func traceDirectory(of process: pid_t) -> String {
+    NSTemporaryDirectory() + "strata-sim-tests-\(process)"
 }
 
 /// Hits of a policy kind over a trace at one size.
