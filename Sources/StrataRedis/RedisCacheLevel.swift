@@ -30,6 +30,12 @@ import Synchronization
 ///   on unless `invalidatesLevelsAbove` is `false`): a change to one of its
 ///   keys in Redis, by any client, drops that key from every level above it
 ///   in every composition that holds it.
+/// - **Leases** (`leases: true`, off by default): a miss leaves a lease in
+///   the key, so that a writer that is not Strata and deletes the key after
+///   changing the origin (`DEL`, cache-aside) ends it, and the back-fill of
+///   the origin's older answer is declined (see ``RedisLeaseBook``). Every
+///   process on the prefix must use them: a reader without leases would read
+///   a lease as a value (with the `.data` codec) or as a miss.
 public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: ExpirableCacheLevel {
     public let client: RedisClient
     /// The prefix as stored: the one given, with a `:` appended unless it ends in one.
@@ -47,6 +53,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     let invalidationCounts = RedisInvalidationCounts()
     /// The tracking connection; `nil` when `invalidatesLevelsAbove` is false.
     let subscriber: RedisInvalidationSubscriber?
+    /// The leases reads left for their back-fills; `nil` without `leases`.
+    let leaseBook: RedisLeaseBook?
+    /// Whether a miss leaves a lease in the key (see ``RedisLeaseBook``).
+    public var leases: Bool { leaseBook != nil }
 
     /// Keys per `MGET` in ``entries(forKeys:maxConcurrency:)``.
     static var batchChunkSize: Int { 512 }
@@ -55,9 +65,12 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     ///   - invalidatesLevelsAbove: when a composition puts levels above this
     ///     one, keep them coherent with Redis through a dedicated RESP3
     ///     connection with `CLIENT TRACKING` (see ``addInvalidationListener(_:)``).
+    ///   - leases: a miss leaves a lease in the key, which a back-fill must
+    ///     find there (see ``RedisLeaseBook``): for writers that are not
+    ///     Strata and delete keys. Every process on the prefix must agree.
     public init(url: String, prefix: String, codec: CacheCodec<Value>, defaultTTL: Duration? = nil,
                 connections: Int = 2, commandTimeout: Duration = .seconds(2), name: String = "redis",
-                invalidatesLevelsAbove: Bool = true) throws {
+                invalidatesLevelsAbove: Bool = true, leases: Bool = false) throws {
         let configuration = try RedisConfiguration(url: url, connections: connections, commandTimeout: commandTimeout)
         let prefix = try RedisKeyLayout.normalizedPrefix(prefix)
         let client = RedisClient(configuration: configuration)
@@ -67,6 +80,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         self.defaultTTL = defaultTTL
         self.name = name
         self.invalidatesLevelsAbove = invalidatesLevelsAbove
+        leaseBook = leases ? RedisLeaseBook() : nil
         if invalidatesLevelsAbove {
             let listeners = self.listeners, counts = self.invalidationCounts
             let decodeKey = Self.keyDecoder()
@@ -193,6 +207,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         switch reply {
         case .bulkString(nil): return nil
         case .bulkString(let buffer?):
+            if leaseBook != nil && RedisLeaseBook.isLease(buffer.readableBytesView) { return nil }
             do { return try codec.decode(Data(buffer.readableBytesView)) } catch {
                 decodeFailureCount.add(1, ordering: .relaxed)
                 undecodable.withLock { seen in
@@ -223,7 +238,15 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     public func getIfPresent(_ key: Key) async throws -> Value? {
         await beginOperation()
         let name = redisKey(key)
-        return try decode(await client.send([RedisCommandName.get, name]), name: name)
+        guard leaseBook != nil else { return try decode(await client.send([RedisCommandName.get, name]), name: name) }
+        let reply: RESPValue
+        do { reply = try await client.send([RedisCommandName.get, name]) } catch {
+            leaseBook?.record(name, lease: nil)
+            throw error
+        }
+        let value = try decode(reply, name: name)
+        if value == nil { await leaseAfterMiss([reply], names: [name]) }
+        return value
     }
 
     /// The value with its expiry: `GET` and `PTTL` in one transaction (one
@@ -233,12 +256,50 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         await beginOperation()
         let name = redisKey(key)
         let sentAt = clock.now()
-        let replies = try await client.send(transaction: [[RedisCommandName.get, name], [RedisCommandName.pttl, name]])
-        for reply in replies {
-            if case .error(let message) = reply { throw RedisError.server(message) }
+        do {
+            let replies = try await client.send(transaction: [[RedisCommandName.get, name], [RedisCommandName.pttl, name]])
+            for reply in replies {
+                if case .error(let message) = reply { throw RedisError.server(message) }
+            }
+            let found = try decode(replies[0], name: name).flatMap { try Self.entry($0, pttl: replies[1], sentAt: sentAt) }
+            // (A value gone between GET and PTTL leaves no lease to rely on.)
+            if found == nil { await leaseAfterMiss([replies[0]], names: [name]) }
+            return found
+        } catch {
+            leaseBook?.record(name, lease: nil)
+            throw error
         }
-        guard let value = try decode(replies[0], name: name) else { return nil }
-        return try Self.entry(value, pttl: replies[1], sentAt: sentAt)
+    }
+
+    /// After a miss with leases on (see ``RedisLeaseBook``): for each key,
+    /// records the lease it holds, or places one where the key is absent
+    /// (`SET NX PX`, all in one round trip, on the write connection, so
+    /// Redis does not report it back), or records that there is none.
+    /// Never throws: a lease that could not be placed only declines the
+    /// back-fill.
+    func leaseAfterMiss(_ replies: [RESPValue], names: [[UInt8]]) async {
+        guard let leaseBook else { return }
+        var absent: [(name: [UInt8], lease: [UInt8])] = []
+        for (reply, name) in zip(replies, names) {
+            if case .bulkString(nil) = reply {
+                absent.append((name, RedisLeaseBook.newLease()))
+            } else if let bytes = reply.bytes, RedisLeaseBook.isLease(bytes) {
+                leaseBook.record(name, lease: bytes)
+            } else {
+                leaseBook.record(name, lease: nil)  // a value that does not decode: it stays
+            }
+        }
+        guard !absent.isEmpty else { return }
+        let milliseconds = Array(String(RedisLeaseBook.lifetime.nanoseconds / 1_000_000).utf8)
+        let commands = absent.map { [RedisCommandName.set, $0.name, $0.lease, RedisCommandName.nx, RedisCommandName.px, milliseconds] }
+        let replies = try? await Self.sendWrite(commands, on: writeConnection())
+        for (index, placed) in absent.enumerated() {
+            if case .simpleString? = replies?[index] {
+                leaseBook.record(placed.name, lease: placed.lease)
+            } else {
+                leaseBook.record(placed.name, lease: nil)  // written meanwhile, or Redis is down
+            }
+        }
     }
 
     /// One `MGET` per 512 keys, with the keys' `PTTL`s in the same
@@ -275,11 +336,19 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         let sentAt = clock.now()
         let pttl = RedisCommandName.pttl
         guard let replies = try? await client.send(transaction: [[RedisCommandName.mget] + names] + names.map { [pttl, $0] }),
-              case .array(let values?) = replies[0], values.count == names.count else { return misses }
-        return zip(names, zip(values, replies.dropFirst())).map { name, replies in
+              case .array(let values?) = replies[0], values.count == names.count else {
+            for name in names { leaseBook?.record(name, lease: nil) }
+            return misses
+        }
+        let entries = zip(names, zip(values, replies.dropFirst())).map { name, replies -> CacheEntry<Value>? in
             guard let value = (try? decode(replies.0, name: name)) ?? nil else { return nil }
             return (try? Self.entry(value, pttl: replies.1, sentAt: sentAt)) ?? nil
         }
+        if leaseBook != nil {
+            let missed = entries.indices.filter { entries[$0] == nil }
+            if !missed.isEmpty { await leaseAfterMiss(missed.map { values[$0] }, names: missed.map { names[$0] }) }
+        }
+        return entries
     }
 
     public func set(_ value: Value, forKey key: Key) async throws {
@@ -358,9 +427,16 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             guard readAge < CacheContext.backfillAgeLimit else { throw BackfillDeclined() }
             age = (readAge + Self.backfillMargin).nanoseconds / 1_000
         }
+        // With leases, the key must still hold the lease the read left.
+        var lease: [UInt8] = []
+        if let leaseBook {
+            guard let readAge = CacheContext.backfillReadAge,
+                  let held = leaseBook.lease(for: name, readStart: sent - readAge) else { throw BackfillDeclined() }
+            lease = held
+        }
         let reply = try await Self.sendWrite([[RedisCommandName.eval, Array(Self.backfillScript.utf8), Array("3".utf8),
                                                name, tombstone(of: name), tombstoneOfAll,
-                                               Array(encoded), milliseconds, Array(String(age).utf8)]], on: connection)[0]
+                                               Array(encoded), milliseconds, Array(String(age).utf8), lease]], on: connection)[0]
         switch reply {
         case .null, .bulkString(nil): throw BackfillDeclined()
         case .error(let message): throw RedisError.server(message)
@@ -392,7 +468,9 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// A back-fill: declined (nil) when the key's tombstone or the level's
     /// holds a server time at or after the read began (`ARGV[3]`
     /// microseconds ago; -1: unknown, any tombstone declines) or is not a
-    /// time; otherwise `SET NX`, with `PX ARGV[2]` unless it is empty.
+    /// time; otherwise `SET NX`, with `PX ARGV[2]` unless it is empty. With a
+    /// lease (`ARGV[4]` not empty), declined unless the key holds exactly
+    /// that lease, which the `SET` then replaces.
     static var backfillScript: String {
         """
         local t = redis.call('TIME')
@@ -404,6 +482,11 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             local when = tonumber(at)
             if age < 0 or when == nil or when >= now - age then return false end
           end
+        end
+        if ARGV[4] ~= '' then
+          if redis.call('GET', KEYS[1]) ~= ARGV[4] then return false end
+          if ARGV[2] == '' then return redis.call('SET', KEYS[1], ARGV[1]) end
+          return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
         end
         if ARGV[2] == '' then return redis.call('SET', KEYS[1], ARGV[1], 'NX') end
         return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
@@ -511,6 +594,12 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     /// Whether `key` exists (EXISTS).
     public func contains(_ key: Key) async throws -> Bool {
+        if leaseBook != nil {  // a lease is no value
+            guard case .bulkString(let buffer) = try await client.send([RedisCommandName.get, redisKey(key)]) else {
+                throw RedisError.protocolError("unexpected GET reply")
+            }
+            return buffer.map { !RedisLeaseBook.isLease($0.readableBytesView) } ?? false
+        }
         guard case .integer(let count) = try await client.send([RedisCommandName.exists, redisKey(key)]) else {
             throw RedisError.protocolError("unexpected EXISTS reply")
         }
@@ -536,24 +625,30 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
 extension RedisCacheLevel where Value == Data {
     public convenience init(url: String, prefix: String, defaultTTL: Duration? = nil, connections: Int = 2,
-                            commandTimeout: Duration = .seconds(2), invalidatesLevelsAbove: Bool = true) throws {
+                            commandTimeout: Duration = .seconds(2), invalidatesLevelsAbove: Bool = true,
+                            leases: Bool = false) throws {
         try self.init(url: url, prefix: prefix, codec: .data, defaultTTL: defaultTTL, connections: connections,
-                      commandTimeout: commandTimeout, invalidatesLevelsAbove: invalidatesLevelsAbove)
+                      commandTimeout: commandTimeout, invalidatesLevelsAbove: invalidatesLevelsAbove,
+                      leases: leases)
     }
 }
 
 extension RedisCacheLevel where Value == String {
     public convenience init(url: String, prefix: String, defaultTTL: Duration? = nil, connections: Int = 2,
-                            commandTimeout: Duration = .seconds(2), invalidatesLevelsAbove: Bool = true) throws {
+                            commandTimeout: Duration = .seconds(2), invalidatesLevelsAbove: Bool = true,
+                            leases: Bool = false) throws {
         try self.init(url: url, prefix: prefix, codec: .string, defaultTTL: defaultTTL, connections: connections,
-                      commandTimeout: commandTimeout, invalidatesLevelsAbove: invalidatesLevelsAbove)
+                      commandTimeout: commandTimeout, invalidatesLevelsAbove: invalidatesLevelsAbove,
+                      leases: leases)
     }
 }
 
 extension RedisCacheLevel where Value: Codable {
     public convenience init(url: String, prefix: String, defaultTTL: Duration? = nil, connections: Int = 2,
-                            commandTimeout: Duration = .seconds(2), invalidatesLevelsAbove: Bool = true) throws {
+                            commandTimeout: Duration = .seconds(2), invalidatesLevelsAbove: Bool = true,
+                            leases: Bool = false) throws {
         try self.init(url: url, prefix: prefix, codec: .json(), defaultTTL: defaultTTL, connections: connections,
-                      commandTimeout: commandTimeout, invalidatesLevelsAbove: invalidatesLevelsAbove)
+                      commandTimeout: commandTimeout, invalidatesLevelsAbove: invalidatesLevelsAbove,
+                      leases: leases)
     }
 }

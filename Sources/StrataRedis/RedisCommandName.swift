@@ -10,6 +10,7 @@ enum RedisCommandName {
     static let match = Array("MATCH".utf8)
     static let mget = Array("MGET".utf8)
     static let multi = Array("MULTI".utf8)
+    static let nx = Array("NX".utf8)
     static let ping = Array("PING".utf8)
     static let pttl = Array("PTTL".utf8)
     static let px = Array("PX".utf8)

@@ -152,11 +152,13 @@ import Testing
         let shared = try RedisCacheLevel<String, Data>(url: "redis://127.0.0.1:6379/0", prefix: "app:", defaultTTL: .seconds(300))
         let cache = memory + shared + origin.pooled()
         let hits = await shared.batchGetSome(["a", "b", "c"])  // one MGET
+        // README: Leases
+        let leased = try RedisCacheLevel<String, String>(url: "redis://127.0.0.1:6379", prefix: "user:", leases: true)
         // README: Fewest thread switches
         let user = try await withTaskExecutorPreference(shared.taskExecutor) {
             try await cache.get("user:7")
         }
         // end
-        _ = (hits, user)
+        _ = (hits, user, leased)
     }
 }

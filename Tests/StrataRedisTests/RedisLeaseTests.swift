@@ -1,0 +1,193 @@
+import Foundation
+import NIOCore
+import Strata
+@testable import StrataRedis
+import StrataTestSupport
+import Synchronization
+import Testing
+
+/// Leases (`leases: true`) against the cache-aside race with a writer that is
+/// not Strata: a read misses Redis and reads the origin's old answer; the
+/// origin changes and its writer deletes the key in Redis (`redis-cli DEL`),
+/// which was absent, so Redis changes and reports nothing; the back-fill
+/// must not store the old answer. The tests that hold a read at the origin
+/// turn tracking off, so the lease is what is tested (with tracking, the
+/// `DEL` of a lease is also reported, and drops the back-fill in flight).
+@Suite(.serialized) struct RedisLeaseTests {
+    typealias Level = RedisCacheLevel<String, String>
+
+    /// memory + redis + a held origin, and a second level on the prefix for raw reads.
+    func setup(_ server: RedisServer, prefix: String, leases: Bool, tracking: Bool = false) throws
+        -> (cache: ComposedCache<ComposedCache<MemoryCacheLevel<String, String>, Level>, SnapshotOrigin>,
+            memory: MemoryCacheLevel<String, String>, redis: Level, origin: SnapshotOrigin) {
+        let redis = try Level(url: server.url, prefix: prefix, invalidatesLevelsAbove: tracking, leases: leases)
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let origin = SnapshotOrigin()
+        return (memory + redis + origin, memory, redis, origin)
+    }
+
+    /// The Redis key's raw value (`redis-cli GET`), "" when absent.
+    func raw(_ server: RedisServer, _ name: String) async throws -> String {
+        try await redisCLI(server, "GET", name).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The race itself, without leases: the old answer is stored in Redis
+    /// for good (the known limitation leases close; this also shows the
+    /// test below would see the race).
+    @Test func withoutLeasesAForeignDeleteOfAnAbsentKeyLetsTheOldAnswerIn() async throws {
+        let server = try await RedisServer()
+        let (cache, _, redis, origin) = try setup(server, prefix: "lease-0:", leases: false)
+        try await origin.set("old", forKey: "k")
+        let read = Task { try await cache.getIfPresent("k") }
+        #expect(await poll { origin.reads.load(ordering: .relaxed) == 1 })
+        try await origin.set("new", forKey: "k")
+        try await redisCLI(server, "DEL", "lease-0:k")
+        origin.open()
+        #expect(try await read.value == "old")
+        await cache.waitForPendingWrites()
+        #expect(try await raw(server, "lease-0:k") == "old", "the race did not happen: this test cannot see it")
+        await redis.shutdown(); await server.kill()
+    }
+
+    @Test func withLeasesAForeignDeleteAfterTheOriginChangedDeclinesTheBackfill() async throws {
+        let server = try await RedisServer()
+        let (cache, memory, redis, origin) = try setup(server, prefix: "lease-a:", leases: true)
+        try await origin.set("old", forKey: "k")
+        let read = Task { try await cache.getIfPresent("k") }
+        #expect(await poll { origin.reads.load(ordering: .relaxed) == 1 })
+        #expect(RedisLeaseBook.isLease(Array(try await raw(server, "lease-a:k").utf8)), "the miss left a lease")
+        try await origin.set("new", forKey: "k")
+        try await redisCLI(server, "DEL", "lease-a:k")  // the writer's cache-aside delete ends the lease
+        origin.open()
+        #expect(try await read.value == "old")
+        await cache.waitForPendingWrites()
+        #expect(try await raw(server, "lease-a:k") == "", "the old answer was written into Redis")
+        #expect(memory.value(forKey: "k") == nil, "the old answer was written into memory")
+        #expect(cache.backfillsSkipped >= 1)
+        // The next read back-fills the new answer.
+        #expect(try await cache.getIfPresent("k") == "new")
+        await cache.waitForPendingWrites()
+        #expect(try await raw(server, "lease-a:k") == "new")
+        #expect(memory.value(forKey: "k") == "new")
+        await redis.shutdown(); await server.kill()
+    }
+
+    @Test func withLeasesAForeignSetInTheMeantimeIsKept() async throws {
+        let server = try await RedisServer()
+        let (cache, memory, redis, origin) = try setup(server, prefix: "lease-b:", leases: true)
+        try await origin.set("old", forKey: "k")
+        let read = Task { try await cache.getIfPresent("k") }
+        #expect(await poll { origin.reads.load(ordering: .relaxed) == 1 })
+        try await redisCLI(server, "SET", "lease-b:k", "foreign")
+        origin.open()
+        _ = try await read.value
+        await cache.waitForPendingWrites()
+        #expect(try await raw(server, "lease-b:k") == "foreign")
+        #expect(memory.value(forKey: "k") == nil)
+        await redis.shutdown(); await server.kill()
+    }
+
+    /// With tracking on (the default), the lease is written so that Redis
+    /// does not report it back (which would drop the back-fill in flight):
+    /// every back-fill lands in Redis. (Memory may lose the key again when
+    /// Redis reports the back-fill script itself; see the README.)
+    @Test func withLeasesAndTrackingAMissIsBackfilledEverywhere() async throws {
+        let server = try await RedisServer()
+        let redis = try Level(url: server.url, prefix: "lease-c:", leases: true)
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = memory + redis + BasicFetcher<String, String>(getIfPresent: { "v-\($0)" })
+        #expect(await poll { redis.isReceivingInvalidations })
+        for n in 0..<20 {
+            #expect(try await cache.getIfPresent("k\(n)") == "v-k\(n)")
+        }
+        await cache.waitForPendingWrites()
+        for n in 0..<20 {
+            #expect(try await raw(server, "lease-c:k\(n)") == "v-k\(n)")
+            #expect(memory.value(forKey: "k\(n)").map { $0 == "v-k\(n)" } ?? true)
+        }
+        #expect(cache.backfillsSkipped == 0)
+        await redis.shutdown(); await server.kill()
+    }
+
+    /// Another process's lease reads as a miss on every read path, and a
+    /// back-fill of a read that saw it replaces it.
+    @Test func anotherProcesssLeaseIsAMissAndItsReaderMayBackfill() async throws {
+        let server = try await RedisServer()
+        let redis = try Level(url: server.url, prefix: "lease-d:", invalidatesLevelsAbove: false, leases: true)
+        let lease = RedisLeaseBook.newLease()
+        for name in ["lease-d:a", "lease-d:b"] {
+            _ = try await redis.client.send([RedisCommandName.set, Array(name.utf8), lease])
+        }
+        #expect(try await redis.getIfPresent("a") == nil)
+        #expect(try await redis.entry(forKey: "a") == nil)
+        #expect(await redis.entries(forKeys: ["a", "b"], maxConcurrency: nil).allSatisfy { $0 == nil })
+        #expect(try await redis.contains("a") == false)
+        let cache = redis + BasicFetcher<String, String>(getIfPresent: { "v-\($0)" })
+        #expect(try await cache.getIfPresent("b") == "v-b")
+        await cache.waitForPendingWrites()
+        #expect(try await raw(server, "lease-d:b") == "v-b")
+        await redis.shutdown(); await server.kill()
+    }
+
+    /// A batch read leaves a lease in every key it missed, in one round trip.
+    @Test func aBatchReadLeavesALeaseInEveryKeyItMissed() async throws {
+        let server = try await RedisServer()
+        let redis = try Level(url: server.url, prefix: "lease-e:", invalidatesLevelsAbove: false, leases: true)
+        try await redis.set("there", forKey: "present")
+        let read = await redis.entries(forKeys: ["present", "x", "y"], maxConcurrency: nil)
+        #expect(read.map { $0?.value } == ["there", nil, nil])
+        #expect(try await raw(server, "lease-e:present") == "there")
+        for name in ["lease-e:x", "lease-e:y"] {
+            #expect(RedisLeaseBook.isLease(Array(try await raw(server, name).utf8)), "\(name)")
+        }
+        await redis.shutdown(); await server.kill()
+    }
+
+    /// Two processes' levels miss the same key: one back-fill lands, the
+    /// other is declined, and both memories agree with Redis.
+    @Test func twoReadersOfOneKeyEndInAgreement() async throws {
+        let server = try await RedisServer()
+        let a = try setup(server, prefix: "lease-f:", leases: true)
+        let b = try setup(server, prefix: "lease-f:", leases: true)
+        try await a.origin.set("v", forKey: "k")
+        try await b.origin.set("v", forKey: "k")
+        let readA = Task { try await a.cache.getIfPresent("k") }
+        #expect(await poll { a.origin.reads.load(ordering: .relaxed) == 1 })
+        b.origin.open()
+        #expect(try await b.cache.getIfPresent("k") == "v")  // saw A's lease: a miss; back-fills over it
+        await b.cache.waitForPendingWrites()
+        #expect(try await raw(server, "lease-f:k") == "v")
+        a.origin.open()
+        #expect(try await readA.value == "v")
+        await a.cache.waitForPendingWrites()
+        #expect(try await raw(server, "lease-f:k") == "v")
+        #expect(a.cache.backfillsSkipped >= 1, "A's lease was replaced: its back-fill is declined")
+        #expect(a.memory.value(forKey: "k") == nil && b.memory.value(forKey: "k") == "v")
+        await a.redis.shutdown(); await b.redis.shutdown(); await server.kill()
+    }
+
+    @Test func aLeaseIsRecognisedOnlyByItsWholeMarker() {
+        #expect(RedisLeaseBook.isLease(RedisLeaseBook.newLease()))
+        #expect(!RedisLeaseBook.isLease(RedisLeaseBook.marker), "the marker alone is no lease")
+        #expect(!RedisLeaseBook.isLease(Array("strata-lease:x".utf8)))
+        #expect(RedisLeaseBook.newLease() != RedisLeaseBook.newLease())
+    }
+
+    /// The lease a back-fill uses: the latest recorded before its read
+    /// began (its read's miss recorded it); "none" recorded last declines it.
+    @Test func theBookHandsABackfillTheLatestLeaseRecordedBeforeItsReadBegan() {
+        let book = RedisLeaseBook()
+        let name = Array("p:k".utf8)
+        let before = ContinuousClock.now
+        book.record(name, lease: [1])
+        let afterFirst = ContinuousClock.now
+        book.record(name, lease: nil)
+        let afterNone = ContinuousClock.now
+        book.record(name, lease: [3])
+        #expect(book.lease(for: name, readStart: before) == nil, "nothing recorded before the read")
+        #expect(book.lease(for: name, readStart: afterFirst) == [1])
+        #expect(book.lease(for: name, readStart: afterNone) == nil, "the read that recorded no lease declines")
+        #expect(book.lease(for: name, readStart: ContinuousClock.now) == [3])
+        #expect(book.lease(for: Array("p:other".utf8), readStart: ContinuousClock.now) == nil)
+    }
+}
