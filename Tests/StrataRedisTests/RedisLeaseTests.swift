@@ -191,3 +191,68 @@ import Testing
         #expect(book.lease(for: Array("p:other".utf8), readStart: ContinuousClock.now) == nil)
     }
 }
+
+/// Leases under load: readers through `redis + origin` on a few keys while a
+/// writer that is not Strata keeps changing the origin and then deleting the
+/// key (plain `DEL` on a connection of its own). Once all is quiet, Redis
+/// holds for each key nothing or the origin's current answer: never an
+/// older one. (Without leases the same run leaves older answers behind:
+/// `STRATA_LEASE_STRESS_OFF=1` shows it.)
+@Suite(.serialized) struct RedisLeaseStressTests {
+    /// The origin: a version per key; each read takes its snapshot, then
+    /// waits a little (the window in which the writer strikes).
+    final class VersionedOrigin: CacheLevel, Sendable {
+        let versions = Mutex<[String: Int]>([:])
+        func getIfPresent(_ key: String) async throws -> String? {
+            let version = versions.withLock { $0[key, default: 0] }
+            try? await Task.sleep(for: .microseconds(Int.random(in: 100...1500)))  // the origin's latency
+            return "\(key)@\(version)"
+        }
+        func bump(_ key: String) { versions.withLock { $0[key, default: 0] += 1 } }
+        func current(_ key: String) -> String { "\(key)@\(versions.withLock { $0[key, default: 0] })" }
+        func set(_ value: String, forKey key: String) async throws {}
+        func remove(_ key: String) async throws {}
+        func clear() async {}
+        func onMemoryWarning() async {}
+    }
+
+    @Test(arguments: [false, true])
+    func redisNeverKeepsAnOlderAnswerThanTheOrigin(tracking: Bool) async throws {
+        let leases = ProcessInfo.processInfo.environment["STRATA_LEASE_STRESS_OFF"] == nil
+        let server = try await RedisServer()
+        let prefix = "lease-s\(tracking ? 1 : 0):"
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: prefix, connections: 4,
+                                                         invalidatesLevelsAbove: tracking, leases: leases)
+        let writer = RedisClient(configuration: try RedisConfiguration(url: server.url))
+        let origin = VersionedOrigin()
+        let cache = redis + origin
+        let keys = (0..<8).map { "k\($0)" }
+        let deadline = ContinuousClock.now + .seconds(3)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<6 {
+                group.addTask {
+                    while ContinuousClock.now < deadline { _ = try? await cache.getIfPresent(keys.randomElement()!) }
+                }
+            }
+            group.addTask {
+                while ContinuousClock.now < deadline {
+                    let key = keys.randomElement()!
+                    origin.bump(key)  // the data changes, then its writer deletes the cached copy
+                    _ = try? await writer.send([Array("DEL".utf8), Array((prefix + key).utf8)])
+                    try? await Task.sleep(for: .microseconds(Int.random(in: 50...800)))
+                }
+            }
+        }
+        await cache.waitForPendingWrites()
+        var stale: [String] = []
+        for key in keys {
+            guard case .bulkString(let buffer?) = try await writer.send([Array("GET".utf8), Array((prefix + key).utf8)]) else { continue }
+            let held = String(buffer: buffer)
+            if !RedisLeaseBook.isLease(Array(held.utf8)) && held != origin.current(key) {
+                stale.append("\(key): Redis holds \(held), the origin \(origin.current(key))")
+            }
+        }
+        #expect(stale.isEmpty, "\(stale)")
+        await writer.shutdown(); await redis.shutdown(); await server.kill()
+    }
+}
