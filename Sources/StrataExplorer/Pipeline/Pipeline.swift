@@ -163,11 +163,11 @@ public final class Pipeline: Sendable {
                 return url
             }
             return finish(spec, fetcher, toggle: toggle, entries: { nil }, bytes: { nil }, capacity: nil, countLimit: nil)
-        case .redis(let url, let prefix):
+        case .redis(let url, let prefix, let leases):
             let redis: RedisCacheLevel<String, Data>
             do {
                 redis = try RedisCacheLevel<String, Data>(url: url, prefix: prefix, defaultTTL: spec.ttl,
-                                                          commandTimeout: .seconds(1))
+                                                          commandTimeout: .seconds(1), leases: leases)
             } catch {
                 throw PipelineBuildError(level: spec.name, message: "\(error)")
             }

@@ -26,7 +26,7 @@ public enum PipelineFile {
         "disk": ["path", "capacity", "policy"],
         "origin": ["latency", "jitter", "failure-rate", "value-size"],
         "http": ["base-url", "timeout"],
-        "redis": ["url", "prefix"],
+        "redis": ["url", "prefix", "leases"],
     ]
     static let commonFields: Set<String> = ["name", "kind", "ttl", "pooled", "cap-requests", "condition"]
 
@@ -205,21 +205,24 @@ public enum PipelineFile {
                 throw PipelineFileError(file: file, line: fields["url"]?.mark?.line, field: "\(path).url",
                                         message: "expected redis://host:port[/db], got \"\(RedisConfiguration.redacted(url))\"")
             }
-            levelKind = .redis(url: url, prefix: try text("prefix") ?? "strata:")
+            levelKind = .redis(url: url, prefix: try text("prefix") ?? "strata:", leases: try flag("leases") ?? false)
         }
         if let ttlNode = fields["ttl"], kind == "origin" || kind == "http" {
             throw PipelineFileError(file: file, line: ttlNode.mark?.line, field: "\(path).ttl",
                                     message: "ttl applies to levels that store (memory, disk, redis), not to a \(kind) origin")
         }
-        let pooled = try value("pooled") { node -> Bool in
-            switch node.string?.lowercased() {
-            case "true", "yes", "on": return true
-            case "false", "no", "off": return false
-            default:
-                throw PipelineFileError(file: file, line: node.mark?.line, field: "\(path).pooled",
-                                        message: "expected true or false, got \"\(node.string ?? "?")\"")
+        func flag(_ field: String) throws -> Bool? {
+            try value(field) { node -> Bool in
+                switch node.string?.lowercased() {
+                case "true", "yes", "on": return true
+                case "false", "no", "off": return false
+                default:
+                    throw PipelineFileError(file: file, line: node.mark?.line, field: "\(path).\(field)",
+                                            message: "expected true or false, got \"\(node.string ?? "?")\"")
+                }
             }
         }
+        let pooled = try flag("pooled")
         let condition = try text("condition")
         if let condition, condition.isEmpty || condition.contains(where: { $0.isWhitespace }) || hasControlCharacters(condition) {
             throw PipelineFileError(file: file, line: fields["condition"]?.mark?.line, field: "\(path).condition",

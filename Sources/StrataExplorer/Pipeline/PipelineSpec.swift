@@ -29,8 +29,8 @@ public struct LevelSpec: Equatable, Sendable {
         case origin(latency: Duration, jitter: Duration, failureRate: Double, valueSize: Int)
         /// An HTTP origin: `baseURL` + key.
         case http(baseURL: String, timeout: Duration)
-        /// A shared Redis level.
-        case redis(url: String, prefix: String)
+        /// A shared Redis level (with leases on a miss: see `RedisCacheLevel`).
+        case redis(url: String, prefix: String, leases: Bool = false)
 
         public var label: String {
             switch self {
@@ -80,6 +80,7 @@ public struct LevelSpec: Equatable, Sendable {
     public var summary: String {
         var parts = [kind.label]
         if let policy = policy ?? kind.defaultPolicy { parts.append(policy.rawValue) }
+        if case .redis(_, _, true) = kind { parts.append("leases") }
         if pooled { parts.append("pooled") }
         if let capRequests { parts.append("cap \(capRequests)") }
         if let ttl { parts.append("ttl \(Units.format(ttl))") }
@@ -109,8 +110,8 @@ public struct LevelSpec: Equatable, Sendable {
                 + String(format: "failure rate %.1f%%", failureRate * 100) + ", values \(Units.formatBytes(valueSize))"
         case .http(let baseURL, let timeout):
             "\(baseURL), timeout \(Units.format(timeout))"
-        case .redis(let url, let prefix):
-            "\(RedisConfiguration.redacted(url)), prefix \"\(prefix)\""  // the tree is printed: no password
+        case .redis(let url, let prefix, let leases):
+            "\(RedisConfiguration.redacted(url)), prefix \"\(prefix)\"" + (leases ? ", leases" : "")  // the tree is printed: no password
         }
     }
 }
