@@ -70,6 +70,7 @@ final class RedisLeaseBook: Sendable {
         state.withLock { state in
             if state.count >= Self.recordLimit { Self.prune(&state, keepingAfter: now - CacheContext.backfillAgeLimit) }
             if state.count >= Self.recordLimit { Self.dropOldestHalf(&state) }
+            if state.count >= Self.recordLimit { state = State() }  // all at one instant: start over
             state.records[name, default: []].append(Record(token: lease, at: now))
             state.count += 1
         }

@@ -256,3 +256,15 @@ import Testing
         await writer.shutdown(); await redis.shutdown(); await server.kill()
     }
 }
+
+extension RedisLeaseStressTests {
+    /// The book stays bounded: past its limit the oldest records go (their
+    /// back-fills are declined), the newest stay usable.
+    @Test func theLeaseBookStaysBounded() {
+        let book = RedisLeaseBook()
+        for n in 0..<(RedisLeaseBook.recordLimit * 3) { book.record(Array("p:\(n)".utf8), lease: [1]) }
+        let now = ContinuousClock.now
+        #expect(book.lease(for: Array("p:0".utf8), readStart: now) == nil, "the oldest went")
+        #expect(book.lease(for: Array("p:\(RedisLeaseBook.recordLimit * 3 - 1)".utf8), readStart: now) == [1])
+    }
+}
