@@ -60,6 +60,13 @@ import Testing
             { echo in self.list.withLock { $0.append((report, echo)) } }
         }
         var all: [(Int, Bool)] { list.withLock { $0 } }
+
+        /// Every verdict, once there are `count` (a poll with a deadline).
+        func awaitAll(_ count: Int) async -> [(Int, Bool)] {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while all.count < count && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+            return all
+        }
     }
 
     /// The echo waits for its back-fill; another client's write reported
@@ -74,9 +81,7 @@ import Testing
         try? await Task.sleep(for: .milliseconds(50))
         #expect(verdicts.all.isEmpty, "both wait: the first for its back-fill, the second for the first")
         book.noteBackfill("k")
-        let deadline = ContinuousClock.now + .seconds(10)
-        while verdicts.all.count < 2 && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
-        let said = verdicts.all
+        let said = await verdicts.awaitAll(2)
         #expect(said.map(\.0) == [1, 2] && said.map(\.1) == [true, false], "\(said)")
     }
 
@@ -88,8 +93,6 @@ import Testing
         book.judge("b", verdicts.record(2))
         #expect(verdicts.all.map(\.0) == [2] && verdicts.all.first?.1 == false, "judged on the caller, at once")
         book.noteBackfill("a")
-        let deadline = ContinuousClock.now + .seconds(10)
-        while verdicts.all.count < 2 && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
-        #expect(verdicts.all.last.map { $0.0 == 1 && $0.1 } == true)
+        #expect(await verdicts.awaitAll(2).last.map { $0.0 == 1 && $0.1 } == true)
     }
 }
