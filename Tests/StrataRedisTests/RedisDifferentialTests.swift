@@ -662,7 +662,7 @@ extension RedisDifferentialTests {
                     let instant = now()
                     let next = model.stored.values.compactMap { model.lifetimes[$0]?.latest(at: instant) }.filter { $0 > instant }.min()
                     guard let next else { continue }
-                    let wait = min(Duration.nanoseconds(next.nanosecondsSince1970 - instant.nanosecondsSince1970) + .milliseconds(3), .milliseconds(500))
+                    let wait = min(Duration.nanoseconds(next.nanosecondsSince1970 - instant.nanosecondsSince1970) + .milliseconds(3), .milliseconds(300))
                     try await Task.sleep(for: wait)  // time passing is what is tested here
                     tallyTime("waiting for deadlines", wait)
                     text = "\(wait)"
@@ -730,8 +730,8 @@ extension RedisDifferentialTests {
             }
             return .rawDelete(key, cli: false)
         case 81: return .rawFlush
-        case 82..<90: return .originChange(key, removeThrough: c)
-        case 90..<93: return .originChange(key, removeThrough: nil)
+        case 82..<91: return .originChange(key, removeThrough: c)
+        case 91..<96: return .originChange(key, removeThrough: nil)
         default: return hasDeadlines ? .wait : .get(c, key, path: random.int(0..<4))
         }
     }
@@ -810,6 +810,9 @@ extension RedisDifferentialTests {
         let reads = Mutex<[Read]>([])
         let written = Mutex<[String: Written]>([:])
         let lines = Mutex<[(key: String, line: String)]>([])
+        /// Completed writes: by which composition (-1: the raw client), of which key ("*": a clear), what.
+        struct Write: Sendable { var composition: Int; var key: String; var value: String?; var began: CacheInstant; var ended: CacheInstant }
+        let writes = Mutex<[Write]>([])
         let start: CacheInstant
 
         init(start: CacheInstant) { self.start = start }
@@ -825,6 +828,10 @@ extension RedisDifferentialTests {
         func read(_ composition: Int, _ key: String, _ answer: Answer) {
             reads.withLock { $0.append(Read(composition: composition, key: key, answer: answer)) }
         }
+        func wrote(_ composition: Int, _ key: String, _ value: String?, began: CacheInstant) {
+            let write = Write(composition: composition, key: key, value: value, began: began, ended: RedisDifferentialTests.now())
+            writes.withLock { $0.append(write) }
+        }
         func history(_ key: String) -> [String] { lines.withLock { $0.filter { $0.key == key || $0.key == "*" }.map(\.line) } }
     }
 
@@ -837,6 +844,8 @@ extension RedisDifferentialTests {
         let who = "\(composition.label)/t\(task)"
         for step in 0..<operations {
             let key = random.pick(concurrentKeys)
+            let began = now()
+            let c = composition.index
             do {
                 switch random.int(0..<100) {
                 case 0..<48:
@@ -848,6 +857,7 @@ extension RedisDifferentialTests {
                     journal.log(key, "\(who) set(\(value), \(key)) begins")
                     try await composition.cache.set(value, forKey: key)
                     journal.ended(value)
+                    journal.wrote(c, key, value, began: began)
                     journal.log(key, "\(who) set(\(value), \(key)) returned")
                 case 64..<74:
                     let value = "\(composition.label)t\(task)n\(step)"
@@ -856,19 +866,23 @@ extension RedisDifferentialTests {
                     journal.log(key, "\(who) set(\(value), \(key), expiresAt \(time(deadline, from: journal.start))) begins")
                     try await composition.cache.set(value, forKey: key, expiresAt: deadline)
                     journal.ended(value)
+                    journal.wrote(c, key, value, began: began)
                     journal.log(key, "\(who) set(\(value), \(key)) returned")
                 case 74..<86:
                     journal.log(key, "\(who) remove(\(key)) begins")
                     try await composition.cache.remove(key)
+                    journal.wrote(c, key, nil, began: began)
                     journal.log(key, "\(who) remove(\(key)) returned")
                 case 86..<92:
                     let value = origin.bump(key)
                     journal.log(key, "origin now \(value); \(who) remove(\(key)) begins")
                     try await composition.cache.remove(key)
+                    journal.wrote(c, key, nil, began: began)
                     journal.log(key, "\(who) remove(\(key)) after origin \(value) returned")
                 case 92:
                     journal.log("*", "\(who) clear() begins")
                     await composition.cache.clear()
+                    journal.wrote(c, "*", nil, began: began)
                     journal.log("*", "\(who) clear() returned")
                 default:
                     let started = now()
@@ -892,6 +906,7 @@ extension RedisDifferentialTests {
         for step in 0..<operations {
             let key = random.pick(concurrentKeys)
             let name = rawName(prefix, key)
+            let began = now()
             do {
                 switch random.int(0..<10) {
                 case 0..<4:
@@ -906,9 +921,11 @@ extension RedisDifferentialTests {
                         _ = try await raw.send(arguments)
                     }
                     journal.ended(value)
+                    journal.wrote(-1, key, value, began: began)
                     journal.log(key, "raw SET \(value) returned")
                 case 4..<7:
                     _ = try await raw.send(["DEL", name])
+                    journal.wrote(-1, key, nil, began: began)
                     journal.log(key, "raw DEL returned")
                 default:
                     let milliseconds = random.pick([5, 30, 100])
@@ -1019,6 +1036,21 @@ extension RedisDifferentialTests {
             }
             if read.answer.hasEntry, !(read.answer.expiresAt.map { $0 <= latest.advanced(by: slack) } ?? false) {
                 return await report("C\(read.composition) read \(value) for \(read.key) with a deadline later than its own", key: read.key)
+            }
+        }
+        // Read-your-writes: once a composition's own write of a key has
+        // returned, it never answers a value whose write had returned before
+        // that write began (it overwrote it in every level of this composition).
+        let writes = journal.writes.withLock { $0 }
+        var byValue: [String: Journal.Write] = [:]
+        for write in writes { if let value = write.value { byValue[value] = write } }
+        for read in journal.reads.withLock({ $0 }) {
+            guard let value = read.answer.value, let source = byValue[value] else { continue }
+            if let own = writes.first(where: { own in
+                own.composition == read.composition && (own.key == read.key || own.key == "*")
+                    && own.ended < read.answer.started && source.ended < own.began
+            }) {
+                return await report("C\(read.composition) answered \(value) for \(read.key) at \(time(read.answer.started, from: journal.start)) [\(read.answer.path)], though its own \(own.key == "*" ? "clear" : own.value.map { "set of \($0)" } ?? "remove") (\(time(own.began, from: journal.start))…\(time(own.ended, from: journal.start))) came after that value's write returned (\(time(source.ended, from: journal.start)))", key: read.key)
             }
         }
         tally("concurrent: reads checked", journal.reads.withLock { $0.count })
