@@ -110,8 +110,14 @@ import Testing
         struct State {
             var generations: [String: Int] = [:]
             var served: [(key: String, value: String)] = []
+            /// When each value was last served.
+            var lastServed: [String: CacheInstant] = [:]
         }
         let state = Mutex(State())
+        /// Up to this many microseconds per answer (a slow source widens the races).
+        let latency: Int
+
+        init(latency: Int = 0) { self.latency = latency }
 
         var name: String { "origin" }
 
@@ -138,9 +144,11 @@ import Testing
         func getIfPresent(_ key: String) async throws -> String? { try await entry(forKey: key)?.value }
 
         func entry(forKey key: String) async throws -> CacheEntry<String>? {
+            if latency > 0 { try await Task.sleep(for: .microseconds(Int.random(in: 0...latency))) }
             let value = state.withLock { state in
                 let value = Self.value(key, state.generations[key, default: 0])
                 state.served.append((key, value))
+                state.lastServed[value] = RedisDifferentialTests.now()
                 return value
             }
             return CacheEntry(value: value)
@@ -153,7 +161,21 @@ import Testing
 
     // MARK: Compositions
 
+    /// Invalidations a Redis level published, as heard by a listener registered after a composition's own.
+    final class Heard: Sendable {
+        private let counts = Mutex<[String: Int]>([:])
+        /// Keys heard, with `.all` counted for every key.
+        func count(_ key: String) -> Int { counts.withLock { $0[key, default: 0] + $0["*", default: 0] } }
+        func add(_ invalidation: CacheInvalidation<String>) {
+            switch invalidation {
+            case .key(let key): counts.withLock { $0[key, default: 0] += 1 }
+            case .all: counts.withLock { $0["*", default: 0] += 1 }
+            }
+        }
+    }
+
     final class Composition: Sendable {
+        let heard = Heard()
         let index: Int
         let text: String
         let cache: Level
@@ -203,11 +225,13 @@ import Testing
             "\(level.name)\(ttls[level.name].map { "(ttl \($0))" } ?? "")"
         }
         for index in 0..<count {
-            let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: prefix, defaultTTL: redisTTL)
+
             let originLevel: Level = random.chance(0.3) ? pooled(origin) : origin
             let originText = originLevel is Origin ? "origin" : "origin.pooled()"
-            var shape = random.int(0..<7)
-            if shape == 6 && compositions.isEmpty { shape = 0 }
+            var shape = random.int(0..<8)
+            if shape == 6 && !compositions.contains(where: { $0.ownsRedis && $0.redis.invalidatesLevelsAbove }) { shape = 0 }
+            let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: prefix, defaultTTL: redisTTL,
+                                                            invalidatesLevelsAbove: shape != 7)
             let upper = memory("m\(index)")
             let redisText = "redis\(redisTTL.map { "(ttl \($0))" } ?? "")"
             switch shape {
@@ -245,13 +269,22 @@ import Testing
                 compositions.append(Composition(index: index, text: "\(redisText) + \(originText)",
                                                 cache: compose(redis, originLevel), redis: redis,
                                                 ownsRedis: true, hasOrigin: true, directory: nil))
+            case 7:
+                // Nothing above Redis, so no tracking: only `SET NX` and the tombstones guard its back-fills.
+                compositions.append(Composition(index: index, text: "\(redisText)(invalidatesLevelsAbove: false) + \(originText)",
+                                                cache: compose(redis, originLevel), redis: redis,
+                                                ownsRedis: true, hasOrigin: true, directory: nil))
             default:
                 // Another composition's Redis level object: its writes reach this one by the level's own report.
-                let shared = random.pick(compositions.filter(\.ownsRedis))
+                let shared = random.pick(compositions.filter { $0.ownsRedis && $0.redis.invalidatesLevelsAbove })
                 compositions.append(Composition(index: index, text: "\(ttlText(upper)) + \(shared.label)'s redis",
                                                 cache: upper + shared.redis, redis: shared.redis, ownsRedis: false,
                                                 hasOrigin: false, directory: nil))
             }
+        }
+        for composition in compositions where composition.redis.invalidatesLevelsAbove {
+            let heard = composition.heard
+            composition.redis.addInvalidationListener { heard.add($0) }
         }
         return compositions
     }
@@ -264,7 +297,7 @@ import Testing
 
     /// Waits until every Redis level is subscribed (a level's operations also wait for it, at most 250 ms).
     static func subscribed(_ compositions: [Composition]) async -> Bool {
-        await poll(timeout: .seconds(5)) { compositions.allSatisfy { $0.redis.isReceivingInvalidations } }
+        await poll(timeout: .seconds(5)) { compositions.allSatisfy { $0.redis.isReceivingInvalidations || !$0.redis.invalidatesLevelsAbove } }
     }
 
     // MARK: Raw access (a client that is not Strata)
@@ -434,6 +467,11 @@ extension RedisDifferentialTests {
         case rawExpire(String, milliseconds: Int)
         case rawFlush
         case originChange(String, removeThrough: Int?)
+        /// A raw `DEL`, a get through `reader` (its back-fill left in flight), then at once a set through `writer`.
+        case missThenSet(reader: Int, writer: Int, String, value: String)
+        /// A raw `DEL`, a get through `reader` (its back-fill left in flight), then at once the origin
+        /// changes and `writer` removes the key (cache-aside).
+        case missThenChange(reader: Int, writer: Int, String)
         case wait
 
         var description: String {
@@ -447,6 +485,8 @@ extension RedisDifferentialTests {
             case .rawExpire(let key, let ms): "raw PEXPIRE \(key) \(ms)"
             case .rawFlush: "raw FLUSHDB"
             case .originChange(let key, let c): "origin changes \(key)\(c.map { ", then C\($0).remove(\(key))" } ?? " (nothing removed)")"
+            case .missThenSet(let reader, let writer, let key, let value): "raw DEL \(key), C\(reader).get(\(key)), C\(writer).set(\(value), \(key))"
+            case .missThenChange(let reader, let writer, let key): "raw DEL \(key), C\(reader).get(\(key)), origin changes \(key), C\(writer).remove(\(key))"
             case .wait: "wait for the next deadline"
             }
         }
@@ -458,12 +498,12 @@ extension RedisDifferentialTests {
     static func run(seed: UInt64, operations: Int, server: RedisServer, raw: RedisClient) async throws -> String? {
         var random = Generator(seed: seed)
         let prefix = "rdiff\(seed):"
-        let origin = Origin()
+        let origin = Origin(latency: random.pick([0, 0, 500, 3_000]))
         let redisTTL: Duration? = random.pick([nil, nil, nil, .milliseconds(300), .milliseconds(1200)])
         let compositions = try makeCompositions(&random, server: server, prefix: prefix, origin: origin, redisTTL: redisTTL)
         let waitsAfterReads = random.chance(0.5)
         defer { tally("seeds") }
-        var log: [String] = ["seed \(seed), prefix \(prefix), \(waitsAfterReads ? "waiting for back-fills after reads" : "back-fills left in flight")"]
+        var log: [String] = ["seed \(seed), prefix \(prefix), origin latency up to \(origin.latency) µs, \(waitsAfterReads ? "waiting for back-fills after reads" : "back-fills left in flight")"]
             + compositions.map { "  \($0.label): \($0.text)" }
         let start = now()
         var model = Model()
@@ -498,6 +538,15 @@ extension RedisDifferentialTests {
         }
 
         /// Every composition answers `key` admissibly (polled), then Redis does.
+        /// A raw `DEL` of `key`, and, if it deleted something, the wait until `composition` has applied its invalidation.
+        func rawDelete(_ key: String, heardBy composition: Composition) async throws -> String? {
+            let before = composition.heard.count(key)
+            let reply = try await raw.send("DEL", rawName(prefix, key))
+            guard reply == .integer(1), composition.redis.invalidatesLevelsAbove else { return nil }
+            if await poll(timeout: convergence, { composition.heard.count(key) > before }) { return nil }
+            return "\(composition.label) heard no invalidation of \(key) \(convergence) after a DEL that deleted it"
+        }
+
         /// `shortened`: a value whose deadline another client just brought forward; a copy with the old one is stale.
         func converge(_ keys: [String], shortened: (value: String, latest: CacheInstant)?) async throws -> String? {
             let deadline = ContinuousClock.now + convergence
@@ -658,6 +707,35 @@ extension RedisDifferentialTests {
                         writer = compositions[c]
                     }
                     touched = [key]
+                case .missThenSet(let reader, let c, let key, let value):
+                    if let problem = try await rawDelete(key, heardBy: compositions[reader]) { return await finish(report(step, problem)) }
+                    model.stored[key] = nil
+                    let answer = await read(compositions[reader], key, path: 1, other: key)
+                    note()
+                    text = "C\(reader) answered \(answer)"
+                    if case .stale(let why) = judge(answer, compositions[reader], key, model, origin) {
+                        return await finish(report(step, "C\(reader) answered \(answer) for \(key) after the DEL: \(why)"))
+                    }
+                    model.fence(key)
+                    let setBegan = now()
+                    try await compositions[c].cache.set(value, forKey: key)
+                    model.stored[key] = value
+                    model.lifetimes[value] = lifetime(setBegan, now(), given: nil, ttl: redisTTL)
+                    touched = [key]
+                    writer = compositions[c]
+                case .missThenChange(let reader, let c, let key):
+                    if let problem = try await rawDelete(key, heardBy: compositions[reader]) { return await finish(report(step, problem)) }
+                    model.stored[key] = nil
+                    let answer = await read(compositions[reader], key, path: 1, other: key)
+                    note()
+                    if case .stale(let why) = judge(answer, compositions[reader], key, model, origin) {
+                        return await finish(report(step, "C\(reader) answered \(answer) for \(key) after the DEL: \(why)"))
+                    }
+                    text = "C\(reader) answered \(answer); origin now \(origin.bump(key))"
+                    model.fence(key)
+                    try await compositions[c].cache.remove(key)
+                    touched = [key]
+                    writer = compositions[c]
                 case .wait:
                     let instant = now()
                     let next = model.stored.values.compactMap { model.lifetimes[$0]?.latest(at: instant) }.filter { $0 > instant }.min()
@@ -731,7 +809,13 @@ extension RedisDifferentialTests {
             return .rawDelete(key, cli: false)
         case 81: return .rawFlush
         case 82..<91: return .originChange(key, removeThrough: c)
-        case 91..<96: return .originChange(key, removeThrough: nil)
+        case 91..<93: return .originChange(key, removeThrough: nil)
+        case 93..<96:
+            let readers = compositions.filter(\.hasOrigin).map(\.index)
+            guard let reader = readers.isEmpty ? nil : random.pick(readers) else { return .get(c, key, path: 1) }
+            let other = random.pick(compositions.map(\.index).filter { $0 != reader })
+            return random.chance(0.5) ? .missThenSet(reader: reader, writer: other, key, value: "s\(counter)")
+                : .missThenChange(reader: reader, writer: random.chance(0.7) ? other : reader, key)
         default: return hasDeadlines ? .wait : .get(c, key, path: random.int(0..<4))
         }
     }
@@ -930,6 +1014,7 @@ extension RedisDifferentialTests {
                 default:
                     let milliseconds = random.pick([5, 30, 100])
                     let reply = try await raw.send(["PEXPIRE", name, "\(milliseconds)", "LT"])
+                    journal.wrote(-1, key, nil, began: began)
                     journal.log(key, "raw PEXPIRE \(milliseconds) LT → \(reply)")
                 }
             } catch {
@@ -1000,9 +1085,9 @@ extension RedisDifferentialTests {
     static func round(seed: UInt64, server: RedisServer, raw: RedisClient, operations: Int) async throws -> String? {
         var random = Generator(seed: seed ^ 0xC0C0)
         let prefix = "rdconc\(seed):"
-        let origin = Origin()
+        let origin = Origin(latency: random.pick([0, 0, 500, 3_000]))
         let compositions = try makeCompositions(&random, server: server, prefix: prefix, origin: origin, redisTTL: nil)
-        let header = (["round \(seed), prefix \(prefix)"] + compositions.map { "  \($0.label): \($0.text)" }).joined(separator: "\n")
+        let header = (["round \(seed), prefix \(prefix), origin latency up to \(origin.latency) µs"] + compositions.map { "  \($0.label): \($0.text)" }).joined(separator: "\n")
         guard await subscribed(compositions) else {
             await shutdown(compositions)
             return header + "\nthe Redis levels did not subscribe"
@@ -1051,6 +1136,24 @@ extension RedisDifferentialTests {
                     && own.ended < read.answer.started && source.ended < own.began
             }) {
                 return await report("C\(read.composition) answered \(value) for \(read.key) at \(time(read.answer.started, from: journal.start)) [\(read.answer.path)], though its own \(own.key == "*" ? "clear" : own.value.map { "set of \($0)" } ?? "remove") (\(time(own.began, from: journal.start))…\(time(own.ended, from: journal.start))) came after that value's write returned (\(time(source.ended, from: journal.start)))", key: read.key)
+            }
+        }
+        // The same for an origin answer every serving of which had ended
+        // before the composition's own write began: only a back-fill of a read
+        // older than that write can bring it back. Unless the write's value
+        // may have gone meanwhile without a Strata remove (its deadline, or a
+        // raw DEL or PEXPIRE): then a `SET NX` back-fill may land (an open
+        // case the README lists).
+        let lastServed = origin.state.withLock { $0.lastServed }
+        for read in journal.reads.withLock({ $0 }) {
+            guard let value = read.answer.value, let served = lastServed[value] else { continue }
+            if let own = writes.first(where: { own in
+                own.composition == read.composition && (own.key == read.key || own.key == "*")
+                    && own.ended < read.answer.started && served < own.began
+                    && !(own.value.flatMap { written[$0]?.deadline }.map { read.answer.started >= $0.advanced(by: .milliseconds(-2)) } ?? false)
+                    && !writes.contains { $0.composition == -1 && $0.key == read.key && $0.ended >= own.began && $0.began <= read.answer.started }
+            }) {
+                return await report("C\(read.composition) answered the origin's \(value) for \(read.key) at \(time(read.answer.started, from: journal.start)) [\(read.answer.path)], though its own \(own.key == "*" ? "clear" : own.value.map { "set of \($0)" } ?? "remove") (\(time(own.began, from: journal.start))…\(time(own.ended, from: journal.start))) began after that answer was last served (\(time(served, from: journal.start)))", key: read.key)
             }
         }
         tally("concurrent: reads checked", journal.reads.withLock { $0.count })
