@@ -315,6 +315,17 @@ import Testing
 
     static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
+    /// Kills one tracking connection (`CLIENT KILL ID`), picked by `pick` among them; returns its id.
+    static func killTracking(_ raw: RedisClient, pick: (Int) -> Int) async throws -> String? {
+        guard case .bulkString(let buffer?) = try await raw.send(["CLIENT", "LIST"]) else { return nil }
+        let ids = String(buffer: buffer).split(separator: "\n").filter { $0.contains("name=strata-invalidation ") }
+            .compactMap { $0.split(separator: " ").first { $0.hasPrefix("id=") }.map { String($0.dropFirst(3)) } }
+        guard !ids.isEmpty else { return nil }
+        let id = ids[pick(ids.count)]
+        _ = try await raw.send(["CLIENT", "KILL", "ID", id])
+        return id
+    }
+
     /// What Redis holds for `name`, with a latest possible deadline from `PTTL`.
     struct RawState: Equatable, CustomStringConvertible {
         var value: String?
@@ -472,6 +483,8 @@ extension RedisDifferentialTests {
         case rawDelete(String, cli: Bool)
         case rawExpire(String, milliseconds: Int)
         case rawFlush
+        /// `CLIENT KILL` of a tracking connection: the levels above are flushed, it subscribes again.
+        case killTracking
         case originChange(String, removeThrough: Int?)
         /// A raw `DEL`, a get through `reader` (its back-fill left in flight), then at once a set through `writer`.
         case missThenSet(reader: Int, writer: Int, String, value: String)
@@ -490,6 +503,7 @@ extension RedisDifferentialTests {
             case .rawDelete(let key, let cli): "\(cli ? "redis-cli" : "raw") DEL \(key)"
             case .rawExpire(let key, let ms): "raw PEXPIRE \(key) \(ms)"
             case .rawFlush: "raw FLUSHDB"
+            case .killTracking: "raw CLIENT KILL of a tracking connection"
             case .originChange(let key, let c): "origin changes \(key)\(c.map { ", then C\($0).remove(\(key))" } ?? " (nothing removed)")"
             case .missThenSet(let reader, let writer, let key, let value): "raw DEL \(key), C\(reader).get(\(key)), C\(writer).set(\(value), \(key))"
             case .missThenChange(let reader, let writer, let key): "raw DEL \(key), C\(reader).get(\(key)), origin changes \(key), C\(writer).remove(\(key))"
@@ -708,6 +722,9 @@ extension RedisDifferentialTests {
                     _ = try await raw.send("FLUSHDB")
                     model.stored = [:]
                     touched = keys
+                case .killTracking:
+                    text = "id \(try await killTracking(raw) { random.int(0..<$0) } ?? "none")"
+                    touched = keys
                 case .originChange(let key, let c):
                     let value = origin.bump(key)
                     text = "now \(value)"
@@ -818,7 +835,7 @@ extension RedisDifferentialTests {
                 if left > 20 { return .rawExpire(key, milliseconds: random.int(10..<min(left, 800))) }
             }
             return .rawDelete(key, cli: false)
-        case 81: return .rawFlush
+        case 81: return random.chance(0.5) ? .rawFlush : .killTracking
         case 82..<91: return .originChange(key, removeThrough: c)
         case 91..<93: return .originChange(key, removeThrough: nil)
         case 93..<96:
@@ -1022,6 +1039,9 @@ extension RedisDifferentialTests {
                     _ = try await raw.send(["DEL", name])
                     journal.wrote(-1, key, nil, began: began)
                     journal.log(key, "raw DEL returned")
+                case 7 where random.chance(0.15):
+                    let id = try await killTracking(raw) { random.int(0..<$0) }
+                    journal.log("*", "raw CLIENT KILL of tracking connection \(id ?? "none")")
                 default:
                     let milliseconds = random.pick([5, 30, 100])
                     let reply = try await raw.send(["PEXPIRE", name, "\(milliseconds)", "LT"])
