@@ -483,8 +483,9 @@ extension RedisDifferentialTests {
         case rawDelete(String, cli: Bool)
         case rawExpire(String, milliseconds: Int)
         case rawFlush
-        /// `CLIENT KILL` of a tracking connection: the levels above are flushed, it subscribes again.
-        case killTracking
+        /// `CLIENT KILL` of a tracking connection (the levels above are flushed, it subscribes
+        /// again), then at once a raw `SET`, which that connection may miss.
+        case killTracking(String, value: String)
         case originChange(String, removeThrough: Int?)
         /// A raw `DEL`, a get through `reader` (its back-fill left in flight), then at once a set through `writer`.
         case missThenSet(reader: Int, writer: Int, String, value: String)
@@ -503,7 +504,7 @@ extension RedisDifferentialTests {
             case .rawDelete(let key, let cli): "\(cli ? "redis-cli" : "raw") DEL \(key)"
             case .rawExpire(let key, let ms): "raw PEXPIRE \(key) \(ms)"
             case .rawFlush: "raw FLUSHDB"
-            case .killTracking: "raw CLIENT KILL of a tracking connection"
+            case .killTracking(let key, let value): "raw CLIENT KILL of a tracking connection, then raw SET \(key) \(value)"
             case .originChange(let key, let c): "origin changes \(key)\(c.map { ", then C\($0).remove(\(key))" } ?? " (nothing removed)")"
             case .missThenSet(let reader, let writer, let key, let value): "raw DEL \(key), C\(reader).get(\(key)), C\(writer).set(\(value), \(key))"
             case .missThenChange(let reader, let writer, let key): "raw DEL \(key), C\(reader).get(\(key)), origin changes \(key), C\(writer).remove(\(key))"
@@ -722,8 +723,12 @@ extension RedisDifferentialTests {
                     _ = try await raw.send("FLUSHDB")
                     model.stored = [:]
                     touched = keys
-                case .killTracking:
+                case .killTracking(let key, let value):
+                    // Then at once a write by another client, which the killed connection may miss.
                     text = "id \(try await killTracking(raw) { random.int(0..<$0) } ?? "none")"
+                    _ = try await raw.send(["SET", rawName(prefix, key), value])
+                    model.stored[key] = value
+                    model.lifetimes[value] = Lifetime(earliest: nil, latest: [(start, nil)])
                     touched = keys
                 case .originChange(let key, let c):
                     let value = origin.bump(key)
@@ -835,7 +840,7 @@ extension RedisDifferentialTests {
                 if left > 20 { return .rawExpire(key, milliseconds: random.int(10..<min(left, 800))) }
             }
             return .rawDelete(key, cli: false)
-        case 81: return random.chance(0.5) ? .rawFlush : .killTracking
+        case 81: return random.chance(0.4) ? .rawFlush : .killTracking(key, value: "r\(counter)")
         case 82..<91: return .originChange(key, removeThrough: c)
         case 91..<93: return .originChange(key, removeThrough: nil)
         case 93..<96:
