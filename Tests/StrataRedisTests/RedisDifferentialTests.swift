@@ -13,27 +13,35 @@ import Testing
 /// in random shapes:
 ///
 /// - `memory + redis`, `memory + redis + origin`, `memory + (redis + origin)`,
-///   `memory(ttl) + memory + redis`, `memory + disk + redis`, `redis + origin`,
-///   and `memory + redis` over the Redis level *object* of another
-///   composition (the same-process report path, ``CacheWriteOrigin``);
+///   `memory(ttl) + memory + redis`, `memory + disk + redis [+ origin]`,
+///   `redis + origin`, `redis(invalidatesLevelsAbove: false) + origin` (no
+///   tracking: only `SET NX` and the tombstones guard its back-fills), and
+///   `memory + redis` over the Redis level *object* of another composition
+///   (the same-process report path, ``CacheWriteOrigin``);
 /// - memory TTLs sometimes; in some seeds every Redis level has a
 ///   `defaultTTL` (then every level above has one no longer than it, so
 ///   that a plain set has one lifetime);
 /// - the origin, shared by all, is a source of truth with a generation per
-///   key (`o-<key>-g<n>`), sometimes `pooled()`.
+///   key (`o-<key>-g<n>`), sometimes `pooled()`, sometimes slow (up to 0.5
+///   or 3 ms an answer, which widens the races).
 ///
 /// **Sequential** (``randomOperationsOnSharedRedisAnswerLikeTheModel``): a
 /// random sequence of operations, each on a random composition: gets through
 /// `getIfPresent`, `entry(forKey:)`, `get` and `batchGetSome`; sets (some with
-/// a deadline, 25 ms – 1.5 s away); removes; clears; writes by a client that is
-/// not Strata (`SET`, `SET … PX`, `DEL`, `PEXPIRE` that shortens a key's life,
-/// `FLUSHDB`; through a plain `RedisClient` connection or a `redis-cli`
-/// process); the origin's value changing (alone, or followed by a remove
-/// through a composition: cache-aside); and waiting for the next deadline to
-/// pass. The reference model knows what Redis must hold per key (the last
-/// write, with bounds on its deadline), and which origin answers may still be
-/// cached (those served since the key's last set, remove or clear through
-/// Strata, and the current one). After each operation:
+/// a deadline, 25 – 900 ms away); removes; clears; writes by a client that is
+/// not Strata (a plain `RedisClient` connection: `SET`, `SET … PX`, `DEL`,
+/// `PEXPIRE` that shortens a key's life, `FLUSHDB`, `CLIENT KILL` of a
+/// tracking connection followed at once by a `SET`); the origin's value
+/// changing (alone, or followed by a remove through a composition:
+/// cache-aside); a raw `DEL`, a get through a composition with an origin whose
+/// back-fill is left in flight, then at once a set, or an origin change and a
+/// remove, through another composition; and waiting for the next deadline to
+/// pass. Half the seeds leave back-fills in flight between operations; half
+/// start before the tracking connections have subscribed. The reference
+/// model knows what Redis must hold per key (the last write, with bounds on
+/// its deadline), and which origin answers may still be cached (those served
+/// since the key's last set, remove or clear through Strata, and the current
+/// one). After each operation:
 ///
 /// 1. the composition that wrote answers at once (read-your-writes; no poll);
 /// 2. every composition answers an admissible value within
@@ -50,21 +58,34 @@ import Testing
 /// so does an entry whose deadline is later than the value's. The latest
 /// possible deadline of a set with deadline `D` that took `t0…t1` is
 /// `D + (t1 - t0) + 1 ms` (Redis counts `PX` from when it runs the command).
+/// A `PEXPIRE` by another client binds once every composition has dropped
+/// its copy with the old deadline (which step 2 waits for).
 ///
 /// **Concurrent** (``concurrentWritersOnSharedRedisLeaveEveryCompositionAgreeingWithRedis``):
 /// two tasks per composition hammer three keys with gets and writes (and
-/// cache-aside origin changes), while a raw client sets, deletes and
-/// shortens TTLs. Then everything is awaited, and every composition must
-/// agree with what Redis holds (value, and a deadline no later than Redis'),
-/// within the wait; no origin answer older than the last cache-aside remove
-/// may be left anywhere; and no read during the run may have answered a value
-/// after its deadline.
+/// cache-aside origin changes, and now and then a clear), while a raw client
+/// sets, deletes, shortens TTLs (`PEXPIRE … LT`) and kills tracking
+/// connections. Every read and completed write is journaled. Then:
+///
+/// - no read answered a value after its latest deadline, or with an entry
+///   deadline later than it;
+/// - read-your-writes: once a composition's own set, remove or clear of a key
+///   has returned, it never answers a value whose write had returned before
+///   that write began, nor an origin answer last served before it began
+///   (unless that write's value may have expired, or a raw `DEL`/`PEXPIRE`
+///   came between: the `SET NX` gaps the README lists);
+/// - once every task is done and the back-fills have settled, every
+///   composition agrees with what Redis holds (value, and a deadline no later
+///   than Redis'), within the wait, and still does after the back-fills its
+///   own checks caused; and Redis holds no origin answer older than the last
+///   cache-aside remove.
 ///
 /// A failure prints the seed (round), the compositions and the operation log.
-/// `STRATA_REDIS_DIFF_SEEDS` (count), `STRATA_REDIS_DIFF_FIRST_SEED`,
-/// `STRATA_REDIS_DIFF_OPS`, `STRATA_REDIS_DIFF_ROUNDS`,
-/// `STRATA_REDIS_DIFF_FIRST_ROUND` and `STRATA_REDIS_DIFF_WAIT_MS` change
-/// the run.
+/// `STRATA_REDIS_DIFF_SEEDS` (count, 16), `STRATA_REDIS_DIFF_FIRST_SEED`,
+/// `STRATA_REDIS_DIFF_OPS` (60), `STRATA_REDIS_DIFF_ROUNDS` (20),
+/// `STRATA_REDIS_DIFF_FIRST_ROUND`, `STRATA_REDIS_DIFF_CONCURRENT_OPS` (40 per
+/// task) and `STRATA_REDIS_DIFF_WAIT_MS` (1000) change the run;
+/// `STRATA_REDIS_DIFF_CLI=1` sends some raw writes through `redis-cli`.
 @Suite(.serialized) struct RedisDifferentialTests {
     typealias Level = any CacheLevel<String, String>
 
