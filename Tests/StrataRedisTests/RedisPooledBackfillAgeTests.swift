@@ -1,0 +1,84 @@
+import Foundation
+import Strata
+import StrataRedis
+import StrataTestSupport
+import Synchronization
+import Testing
+
+/// Found by `RedisDifferentialTests`' reasoning about `origin.pooled()`: the
+/// cache-aside race the tombstones close (a read of the old data, the data
+/// changes and the key is removed, the read's answer is written back) stays
+/// open through a pool. A get that *joins* a pooled origin read begun before
+/// the remove back-fills that read's answer with its own age: the tombstone
+/// check compares the remove with when the joining get began, not with when
+/// the shared read began.
+@Suite(.serialized) struct RedisPooledBackfillAgeTests {
+    /// An origin whose read sees the data as it is when the read begins, and
+    /// answers once `gate` opens.
+    final class SlowOrigin: Fetcher {
+        typealias Key = String
+        typealias Value = String
+        let generation = Mutex(0)
+        let gate = Gate()
+        let reads = Counter()
+        var name: String { "origin" }
+        func getIfPresent(_ key: String) async throws -> String? { try await entry(forKey: key)?.value }
+        func entry(forKey key: String) async throws -> CacheEntry<String>? {
+            let value = "\(key)-g\(generation.withLock { $0 })"
+            reads.increment()
+            await gate.wait()
+            return CacheEntry(value: value)
+        }
+    }
+
+    @Test func aGetJoiningAPooledReadBegunBeforeACacheAsideRemoveDoesNotWriteItsAnswerBack() async throws {
+        let server = try await RedisServer()
+        let origin = SlowOrigin()
+        let pooled = origin.pooled()
+        let redisA = try RedisCacheLevel<String, String>(url: server.url, prefix: "pool:")
+        let memoryA = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cacheA = memoryA + redisA + pooled  // the README's `memory + shared + origin.pooled()`
+        let redisB = try RedisCacheLevel<String, String>(url: server.url, prefix: "pool:")
+        let cacheB = MemoryCacheLevel<String, String>(capacity: 1 << 20) + redisB
+        #expect(await poll { redisA.isReceivingInvalidations && redisB.isReceivingInvalidations })
+
+        // A get through A misses memory and Redis and reads the origin: generation 0, held there.
+        let first = Task { try await cacheA.get("k") }
+        #expect(await poll { origin.reads.value == 1 })
+        // The data changes and the application removes the key (cache-aside), here through B.
+        origin.generation.withLock { $0 = 1 }
+        try await cacheB.remove("k")
+        // Later than the tombstone's margin (250 ms; the time passing is the condition tested),
+        // another get through A arrives and joins the pooled read in flight.
+        try await Task.sleep(for: .milliseconds(400))
+        let second = Task { try await cacheA.get("k") }
+        #expect(await poll { pooled.waiterCount(for: "k") == 2 })
+        // The first caller gives up (a request timeout): the shared read goes on for the second.
+        // (Without this, which of the two back-fills runs first is a race: when the first one's
+        // is declined, its report happens to drop the second one's.)
+        first.cancel()
+        #expect(await poll { pooled.waiterCount(for: "k") == 1 })
+        origin.gate.open()
+        #expect(await first.result.isFailure)
+        let joined = try await second.value
+        await cacheA.waitForPendingWrites()
+
+        let raw = try RedisClient(url: server.url)
+        var stored: String?
+        if case .bulkString(let buffer?) = try await raw.send("GET", "pool:k") { stored = String(buffer: buffer) }
+        print("joined get answered \(joined); Redis holds \(stored ?? "nothing"); A's memory \(memoryA.value(forKey: "k") ?? "nothing"); back-fills started \(cacheA.backfillsStarted), skipped \(cacheA.backfillsSkipped), failed \(cacheA.backfillFailures)")
+        withKnownIssue("a get joining a pooled read back-fills with its own age: the tombstone of a remove made while the shared read was in flight does not decline it") {
+            // Nothing read before the remove is written back: not into Redis (every process would be served it) …
+            #expect(stored != "k-g0", "Redis holds the data from before the remove")
+            // … nor into A's memory.
+            #expect(memoryA.value(forKey: "k") != "k-g0", "A's memory holds the data from before the remove")
+        }
+        // So, for now, every composition over the prefix answers the old data until the key changes again.
+        #expect(try await cacheB.getIfPresent("k") == stored)
+        await raw.shutdown(); await redisA.shutdown(); await redisB.shutdown(); await server.kill()
+    }
+}
+
+extension Result {
+    var isFailure: Bool { if case .failure = self { true } else { false } }
+}
