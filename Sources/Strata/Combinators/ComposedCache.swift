@@ -168,9 +168,10 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         var failures = failures
         try Task.checkCancellation()
         let ticket = order.beginRead(key)
+        let readStart = ReadStart(ticket?.startedAt ?? ContinuousClock.now, parent: CacheContext.readStart)
         do {
-            if let entry = try await lower.entry(forKey: key) {
-                backfill(entry, forKey: key, ticket: ticket)
+            if let entry = try await CacheContext.$readStart.withValue(readStart, operation: { try await lower.entry(forKey: key) }) {
+                backfill(entry, forKey: key, ticket: ticket, readStart: readStart.value)
                 return entry
             }
         } catch {
@@ -184,11 +185,12 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// Writes `entry` back into `upper` in the background, unless a write to
     /// the key got in first (`ticket` is `nil` when one was in progress).
     @usableFromInline
-    func backfill(_ entry: CacheEntry<Value>, forKey key: Key, ticket: WriteOrder.Ticket?) {
+    func backfill(_ entry: CacheEntry<Value>, forKey key: Key, ticket: WriteOrder.Ticket?,
+                  readStart: ContinuousClock.Instant? = nil) {
         let upper = self.upper, order = self.order
         backfills.start(level: upper.name, key: key) {
             guard let ticket else { return false }
-            return try await order.land(ticket) {
+            return try await order.land(ticket, readStart: readStart) {
                 try await upper.set(entry.value, forKey: key, expiresAt: entry.expiresAt)
             }
         }

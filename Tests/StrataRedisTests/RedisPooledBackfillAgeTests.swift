@@ -1,0 +1,86 @@
+import Foundation
+import Strata
+import StrataRedis
+import StrataTestSupport
+import Synchronization
+import Testing
+
+/// Found while building `RedisDifferentialTests`: the cache-aside race the
+/// tombstones close (a read of the old data, the data changes and the key is
+/// removed, the read's answer is written back) stayed open through a pool. A
+/// get that *joined* a pooled origin read begun before the remove back-filled
+/// that read's answer with its own age, so the tombstone check compared the
+/// remove with when the joining get began, not with when the shared read did,
+/// and Redis took the old data for every process. Now a get that joins a
+/// read in flight moves its composition's read start back to that read's
+/// (`CacheContext.readStart`), and the back-fill is judged by it.
+@Suite(.serialized) struct RedisPooledBackfillAgeTests {
+    /// An origin whose read sees the data as it is when the read begins, and
+    /// answers once `gate` opens.
+    final class SlowOrigin: Fetcher {
+        typealias Key = String
+        typealias Value = String
+        let generation = Mutex(0)
+        let gate = Gate()
+        let reads = Counter()
+        var name: String { "origin" }
+        func getIfPresent(_ key: String) async throws -> String? { try await entry(forKey: key)?.value }
+        func entry(forKey key: String) async throws -> CacheEntry<String>? {
+            let value = "\(key)-g\(generation.withLock { $0 })"
+            reads.increment()
+            await gate.wait()
+            return CacheEntry(value: value)
+        }
+    }
+
+    @Test func aGetJoiningAPooledReadBegunBeforeACacheAsideRemoveDoesNotWriteItsAnswerBack() async throws {
+        let server = try await RedisServer()
+        let origin = SlowOrigin()
+        let pooled = origin.pooled()
+        let redisA = try RedisCacheLevel<String, String>(url: server.url, prefix: "pool:")
+        let memoryA = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cacheA = memoryA + redisA + pooled  // the README's `memory + shared + origin.pooled()`
+        let redisB = try RedisCacheLevel<String, String>(url: server.url, prefix: "pool:")
+        let cacheB = MemoryCacheLevel<String, String>(capacity: 1 << 20) + redisB
+        #expect(await poll { redisA.isReceivingInvalidations && redisB.isReceivingInvalidations })
+
+        // A get through A misses memory and Redis and reads the origin: generation 0, held there.
+        let first = Task { try await cacheA.get("k") }
+        #expect(await poll { origin.reads.value == 1 })
+        // The data changes and the application removes the key (cache-aside), here through B.
+        origin.generation.withLock { $0 = 1 }
+        try await cacheB.remove("k")
+        // Later than the tombstone's margin (250 ms; the time passing is the condition tested),
+        // another get through A arrives and joins the pooled read in flight.
+        try await Task.sleep(for: .milliseconds(400))
+        let second = Task { try await cacheA.get("k") }
+        #expect(await poll { pooled.waiterCount(for: "k") == 2 })
+        // The first caller gives up (a request timeout): the shared read goes on for the second.
+        // (Without this, which of the two back-fills runs first is a race: when the first one's
+        // is declined, its report happens to drop the second one's.)
+        first.cancel()
+        #expect(await poll { pooled.waiterCount(for: "k") == 1 })
+        origin.gate.open()
+        #expect(await first.result.isFailure)
+        let joined = try await second.value
+        await cacheA.waitForPendingWrites()
+
+        let raw = try RedisClient(url: server.url)
+        var stored: String?
+        if case .bulkString(let buffer?) = try await raw.send("GET", "pool:k") { stored = String(buffer: buffer) }
+        // The joining get's own answer is the shared read's (single flight).
+        #expect(joined == "k-g0")
+        // But nothing read before the remove is written back: not into Redis (every process would be served it) …
+        #expect(stored != "k-g0", "Redis holds the data from before the remove")
+        #expect(cacheA.backfillsSkipped == 1, "declined: \(cacheA.backfillsStarted) started, \(cacheA.backfillFailures) failed")
+        // … nor into A's memory; and every composition reads the new data.
+        #expect(memoryA.value(forKey: "k") != "k-g0", "A's memory holds the data from before the remove")
+        #expect(try await cacheB.getIfPresent("k") == nil)
+        #expect(try await cacheA.get("k") == "k-g1")
+        await raw.shutdown(); await redisA.shutdown(); await redisB.shutdown(); await server.kill()
+    }
+}
+
+extension Result {
+    var isFailure: Bool { if case .failure = self { true } else { false } }
+}
