@@ -84,3 +84,40 @@ import Testing
 extension Result {
     var isFailure: Bool { if case .failure = self { true } else { false } }
 }
+
+extension RedisPooledBackfillAgeTests {
+    /// The same race with leases and a writer that is not Strata (a plain
+    /// `DEL`, no tombstone): the joining get placed a lease of its own after
+    /// the `DEL`, but its answer comes from the read that began before, so
+    /// its back-fill must look for the lease that read saw (gone with the
+    /// `DEL`) and be declined.
+    @Test func withLeasesAGetJoiningAPooledReadBegunBeforeAForeignDeleteDoesNotWriteItsAnswerBack() async throws {
+        let server = try await RedisServer()
+        let origin = SlowOrigin()
+        let pooled = origin.pooled()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "pool-l:",
+                                                         invalidatesLevelsAbove: false, leases: true)
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = memory + redis + pooled
+        let raw = try RedisClient(url: server.url)
+
+        let first = Task { try await cache.get("k") }
+        #expect(await poll { origin.reads.value == 1 })
+        origin.generation.withLock { $0 = 1 }
+        _ = try await raw.send("DEL", "pool-l:k")  // the writer's cache-aside delete ends the first read's lease
+        let second = Task { try await cache.get("k") }  // misses, leaves a new lease, joins the read in flight
+        #expect(await poll { pooled.waiterCount(for: "k") == 2 })
+        first.cancel()
+        #expect(await poll { pooled.waiterCount(for: "k") == 1 })
+        origin.gate.open()
+        _ = await first.result
+        #expect(try await second.value == "k-g0")
+        await cache.waitForPendingWrites()
+        var stored: String?
+        if case .bulkString(let buffer?) = try await raw.send("GET", "pool-l:k") { stored = String(buffer: buffer) }
+        #expect(stored != "k-g0", "Redis holds the data from before the delete")
+        #expect(memory.value(forKey: "k") != "k-g0")
+        #expect(try await cache.get("k") == "k-g1")
+        await raw.shutdown(); await redis.shutdown(); await server.kill()
+    }
+}
