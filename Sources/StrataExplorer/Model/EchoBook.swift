@@ -21,9 +21,14 @@ import Synchronization
 /// holds back only the later reports of that key.
 final class EchoBook: Sendable {
     /// How long after a back-fill its report may come.
-    static var window: Duration { .seconds(1) }
+    let window: Duration
     /// How long a report of a key that just missed waits for the back-fill.
-    static var wait: Duration { .seconds(2) }
+    let wait: Duration
+
+    init(window: Duration = .seconds(1), wait: Duration = .seconds(2)) {
+        self.window = window
+        self.wait = wait
+    }
 
     enum Look { case echo, other, waitForBackfill }
 
@@ -36,18 +41,18 @@ final class EchoBook: Sendable {
         /// a back-fill.
         var queued: [String: [@Sendable (Bool) -> Void]] = [:]
 
-        mutating func prune(_ now: ContinuousClock.Instant) {
-            if missed.count > 4096 { missed = missed.filter { now - $0.value < EchoBook.window + EchoBook.wait } }
-            if backfilled.count > 4096 { backfilled = backfilled.filter { now - $0.value.at < EchoBook.window } }
+        mutating func prune(_ now: ContinuousClock.Instant, window: Duration, wait: Duration) {
+            if missed.count > 4096 { missed = missed.filter { now - $0.value < window + wait } }
+            if backfilled.count > 4096 { backfilled = backfilled.filter { now - $0.value.at < window } }
         }
 
         /// Judges a report of `key` now if it can be (taking a back-fill's credit).
-        mutating func look(_ key: String, _ now: ContinuousClock.Instant) -> Look {
-            if let backfill = backfilled[key], now - backfill.at < EchoBook.window {
+        mutating func look(_ key: String, _ now: ContinuousClock.Instant, window: Duration, wait: Duration) -> Look {
+            if let backfill = backfilled[key], now - backfill.at < window {
                 backfilled[key] = backfill.count > 1 ? (backfill.at, backfill.count - 1) : nil
                 return .echo
             }
-            guard let missed = missed[key], now - missed < EchoBook.window + EchoBook.wait else { return .other }
+            guard let missed = missed[key], now - missed < window + wait else { return .other }
             return .waitForBackfill
         }
     }
@@ -59,7 +64,7 @@ final class EchoBook: Sendable {
         let now = ContinuousClock.now
         state.withLock { state in
             state.missed[key] = now
-            state.prune(now)
+            state.prune(now, window: window, wait: wait)
         }
     }
 
@@ -67,9 +72,9 @@ final class EchoBook: Sendable {
     func noteBackfill(_ key: String) {
         let now = ContinuousClock.now
         state.withLock { state in
-            let count = state.backfilled[key].map { now - $0.at < Self.window ? $0.count : 0 } ?? 0
+            let count = state.backfilled[key].map { now - $0.at < window ? $0.count : 0 } ?? 0
             state.backfilled[key] = (now, count + 1)
-            state.prune(now)
+            state.prune(now, window: window, wait: wait)
         }
     }
 
@@ -84,7 +89,7 @@ final class EchoBook: Sendable {
                 state.queued[key]!.append(verdict)
                 return .queued
             }
-            switch state.look(key, .now) {
+            switch state.look(key, .now, window: window, wait: wait) {
             case .echo: return .now(true)
             case .other: return .now(false)
             case .waitForBackfill:
@@ -119,9 +124,9 @@ final class EchoBook: Sendable {
     /// key judged concurrently may take each other's credit: the log uses
     /// ``judge(_:_:)``.)
     func isEcho(_ key: String) async -> Bool {
-        let deadline = ContinuousClock.now + Self.wait
+        let deadline = ContinuousClock.now + wait
         while true {
-            switch state.withLock({ $0.look(key, .now) }) {
+            switch state.withLock({ $0.look(key, .now, window: window, wait: wait) }) {
             case .echo: return true
             case .other: return false
             case .waitForBackfill:
