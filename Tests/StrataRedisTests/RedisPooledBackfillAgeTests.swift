@@ -12,8 +12,8 @@ import Testing
 /// that read's answer with its own age, so the tombstone check compared the
 /// remove with when the joining get began, not with when the shared read did,
 /// and Redis took the old data for every process. Now a get that joins a
-/// read in flight moves its composition's read start back to that read's
-/// (`CacheContext.readStart`), and the back-fill is judged by it.
+/// read in flight receives an entry stamped with when that read began
+/// (`CacheEntry.readStartedAt`), and the composition judges the back-fill by it.
 @Suite(.serialized) struct RedisPooledBackfillAgeTests {
     /// An origin whose read sees the data as it is when the read begins, and
     /// answers once `gate` opens.

@@ -157,7 +157,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         for (position, index) in missing.enumerated() {
             guard let entry = below[position] else { continue }
             results[index] = entry
-            backfill(entry, forKey: keys[index], ticket: tickets[position])
+            backfill(entry, forKey: keys[index], ticket: tickets[position], readStart: entry.readStartedAt)
         }
         return results
     }
@@ -168,10 +168,9 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         var failures = failures
         try Task.checkCancellation()
         let ticket = order.beginRead(key)
-        let readStart = ReadStart(ticket?.startedAt ?? ContinuousClock.now, parent: CacheContext.readStart)
         do {
-            if let entry = try await CacheContext.$readStart.withValue(readStart, operation: { try await lower.entry(forKey: key) }) {
-                backfill(entry, forKey: key, ticket: ticket, readStart: readStart.value)
+            if let entry = try await lower.entry(forKey: key) {
+                backfill(entry, forKey: key, ticket: ticket, readStart: entry.readStartedAt)
                 return entry
             }
         } catch {

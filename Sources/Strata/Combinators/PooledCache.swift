@@ -32,7 +32,8 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
         var waiters: Set<UInt64>
         var task: Task<Void, Never>?
         var priority: TaskPriority
-        /// When the shared read began: a get that joins it gets data read then.
+        /// When the shared read began: a get that joins it gets data read then
+        /// (``CacheEntry/readStartedAt``).
         let startedAt: ContinuousClock.Instant
     }
 
@@ -88,14 +89,13 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
 
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         let priority = Task.currentPriority
-        let readStart = CacheContext.readStart
         for _ in 0..<Self.expiredRereads {
             // A read that began before this get may carry an entry that
             // expired before it: that one is not this get's answer.
             let arrival = clock.now()
             let entry = try await suspendAsWaiter(
                 reserve: { state.withLock { $0.waiters.reserve() } },
-                arrive: { id, continuation in arrive(key: key, id: id, priority: priority, readStart: readStart, continuation) },
+                arrive: { id, continuation in arrive(key: key, id: id, priority: priority, continuation) },
                 cancel: { [self] id in leave(key: key, id: id) }
             )
             guard let deadline = entry?.expiresAt, deadline <= arrival else { return entry }
@@ -115,17 +115,13 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
     }
 
     private func arrive(
-        key: Key, id: UInt64, priority: TaskPriority, readStart: ReadStart?,
-        _ continuation: WaiterQueue<Output>.Continuation
+        key: Key, id: UInt64, priority: TaskPriority, _ continuation: WaiterQueue<Output>.Continuation
     ) -> WaiterArrival<Output> {
         let joined = state.withLock { state -> Joined in
             guard state.waiters.park(id, continuation) else { return .cancelled }
             if let flightID = state.current[key] {
                 state.flights[flightID]!.waiters.insert(id)
                 state.flightOf[id] = flightID
-                // The answer comes from a read older than this get: a composition above
-                // judges its back-fill by that read's age (see ``CacheContext/readStart``).
-                readStart?.moveBack(to: state.flights[flightID]!.startedAt)
                 guard priority > state.flights[flightID]!.priority else { return .waiting(escalate: nil) }
                 state.flights[flightID]!.priority = priority
                 return .waiting(escalate: state.flights[flightID]!.task)
@@ -145,9 +141,19 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
             if let escalate { escalate.escalatePriority(to: priority) }
         case .started(let flightID):
             // The task is created after the critical section, never under the lock.
+            let startedAt = state.withLock { $0.flights[flightID]?.startedAt } ?? ContinuousClock.now
             let task = Task(priority: priority) { [inner] in
                 let result: Result<Output, any Error>
-                do { result = .success(try await inner.entry(forKey: key)) } catch { result = .failure(error) }
+                do {
+                    // Every waiter gets data read from `startedAt` on; one that
+                    // joined later is answered with an older reading, which a
+                    // composition above judges its back-fill by.
+                    result = .success(try await inner.entry(forKey: key).map { entry in
+                        var entry = entry
+                        entry.readStartedAt = min(entry.readStartedAt ?? startedAt, startedAt)
+                        return entry
+                    })
+                } catch { result = .failure(error) }
                 self.complete(flightID, result)
             }
             let orphaned = state.withLock { state -> Bool in
