@@ -157,7 +157,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         for (position, index) in missing.enumerated() {
             guard let entry = below[position] else { continue }
             results[index] = entry
-            backfill(entry, forKey: keys[index], ticket: tickets[position], readStart: entry.readStartedAt)
+            backfill(entry, forKey: keys[index], ticket: tickets[position])
         }
         return results
     }
@@ -170,7 +170,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         let ticket = order.beginRead(key)
         do {
             if let entry = try await lower.entry(forKey: key) {
-                backfill(entry, forKey: key, ticket: ticket, readStart: entry.readStartedAt)
+                backfill(entry, forKey: key, ticket: ticket)
                 return entry
             }
         } catch {
@@ -184,12 +184,11 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// Writes `entry` back into `upper` in the background, unless a write to
     /// the key got in first (`ticket` is `nil` when one was in progress).
     @usableFromInline
-    func backfill(_ entry: CacheEntry<Value>, forKey key: Key, ticket: WriteOrder.Ticket?,
-                  readStart: ContinuousClock.Instant? = nil) {
+    func backfill(_ entry: CacheEntry<Value>, forKey key: Key, ticket: WriteOrder.Ticket?) {
         let upper = self.upper, order = self.order
         backfills.start(level: upper.name, key: key) {
             guard let ticket else { return false }
-            return try await order.land(ticket, readStart: readStart) {
+            return try await order.land(ticket) {
                 try await upper.set(entry.value, forKey: key, expiresAt: entry.expiresAt)
             }
         }

@@ -32,9 +32,6 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
         var waiters: Set<UInt64>
         var task: Task<Void, Never>?
         var priority: TaskPriority
-        /// When the shared read began: a get that joins it gets data read then
-        /// (``CacheEntry/readStartedAt``).
-        let startedAt: ContinuousClock.Instant
     }
 
     struct State {
@@ -128,8 +125,7 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
             }
             state.nextFlight += 1
             state.executions += 1
-            state.flights[state.nextFlight] = Flight(key: key, waiters: [id], task: nil, priority: priority,
-                                                      startedAt: ContinuousClock.now)
+            state.flights[state.nextFlight] = Flight(key: key, waiters: [id], task: nil, priority: priority)
             state.current[key] = state.nextFlight
             state.flightOf[id] = state.nextFlight
             return .started(state.nextFlight)
@@ -141,19 +137,9 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
             if let escalate { escalate.escalatePriority(to: priority) }
         case .started(let flightID):
             // The task is created after the critical section, never under the lock.
-            let startedAt = state.withLock { $0.flights[flightID]?.startedAt } ?? ContinuousClock.now
             let task = Task(priority: priority) { [inner] in
                 let result: Result<Output, any Error>
-                do {
-                    // Every waiter gets data read from `startedAt` on; one that
-                    // joined later is answered with an older reading, which a
-                    // composition above judges its back-fill by.
-                    result = .success(try await inner.entry(forKey: key).map { entry in
-                        var entry = entry
-                        entry.readStartedAt = min(entry.readStartedAt ?? startedAt, startedAt)
-                        return entry
-                    })
-                } catch { result = .failure(error) }
+                do { result = .success(try await inner.entry(forKey: key)) } catch { result = .failure(error) }
                 self.complete(flightID, result)
             }
             let orphaned = state.withLock { state -> Bool in

@@ -49,7 +49,7 @@ extension ComposedCache {
                 }
                 do {
                     if let fresh = try await lower.entry(forKey: key) {
-                        self.backfill(fresh, forKey: key, ticket: ticket, readStart: fresh.readStartedAt)
+                        self.backfill(fresh, forKey: key, ticket: ticket)
                         // A write overlapped the readings: the lower one may be older than the
                         // cached one already yielded (a set that reached `upper` first), so it is not yielded.
                         if !hadCached || self.order.isCurrent(ticket) {

@@ -94,13 +94,6 @@ public struct CacheEntry<Value: Sendable>: Sendable {
     public var value: Value
     /// When the entry expires, or `nil` for never (or unknown to the level).
     public var expiresAt: CacheInstant?
-    /// When the read that found this entry began, when that is before the
-    /// request that receives it: a get that joined a read in flight
-    /// (``PooledCache``) gets data read then. A composition judges the
-    /// back-fill of the entry by it (a shared store declines the answer of a
-    /// read that began before a remove). `nil`: the read began with the request.
-    /// Not part of equality.
-    public var readStartedAt: ContinuousClock.Instant?
 
     @inlinable
     public init(value: Value, expiresAt: CacheInstant? = nil) {
@@ -109,12 +102,7 @@ public struct CacheEntry<Value: Sendable>: Sendable {
     }
 }
 
-extension CacheEntry: Equatable where Value: Equatable {
-    @inlinable
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.value == rhs.value && lhs.expiresAt == rhs.expiresAt
-    }
-}
+extension CacheEntry: Equatable where Value: Equatable {}
 
 extension CacheLevel {
     /// The value for `key`. Throws ``FetchError/valueNotInCache`` on a miss.
