@@ -5,13 +5,15 @@ import StrataTestSupport
 import Synchronization
 import Testing
 
-/// Found by `RedisDifferentialTests`' reasoning about `origin.pooled()`: the
-/// cache-aside race the tombstones close (a read of the old data, the data
-/// changes and the key is removed, the read's answer is written back) stays
-/// open through a pool. A get that *joins* a pooled origin read begun before
-/// the remove back-fills that read's answer with its own age: the tombstone
-/// check compares the remove with when the joining get began, not with when
-/// the shared read began.
+/// Found while building `RedisDifferentialTests`: the cache-aside race the
+/// tombstones close (a read of the old data, the data changes and the key is
+/// removed, the read's answer is written back) stayed open through a pool. A
+/// get that *joined* a pooled origin read begun before the remove back-filled
+/// that read's answer with its own age, so the tombstone check compared the
+/// remove with when the joining get began, not with when the shared read did,
+/// and Redis took the old data for every process. Now a get that joins a
+/// read in flight moves its composition's read start back to that read's
+/// (`CacheContext.readStart`), and the back-fill is judged by it.
 @Suite(.serialized) struct RedisPooledBackfillAgeTests {
     /// An origin whose read sees the data as it is when the read begins, and
     /// answers once `gate` opens.
@@ -66,15 +68,15 @@ import Testing
         let raw = try RedisClient(url: server.url)
         var stored: String?
         if case .bulkString(let buffer?) = try await raw.send("GET", "pool:k") { stored = String(buffer: buffer) }
-        #expect(joined == "k-g0", "the joining get's own answer is the shared read's (single flight)")
-        withKnownIssue("a get joining a pooled read back-fills with its own age: the tombstone of a remove made while the shared read was in flight does not decline it", isIntermittent: true) {
-            // Nothing read before the remove is written back: not into Redis (every process would be served it) …
-            #expect(stored != "k-g0", "Redis holds the data from before the remove")
-            // … nor into A's memory.
-            #expect(memoryA.value(forKey: "k") != "k-g0", "A's memory holds the data from before the remove")
-        }
-        // So, for now, every composition over the prefix answers the old data until the key changes again.
-        #expect(try await cacheB.getIfPresent("k") == stored)
+        // The joining get's own answer is the shared read's (single flight).
+        #expect(joined == "k-g0")
+        // But nothing read before the remove is written back: not into Redis (every process would be served it) …
+        #expect(stored != "k-g0", "Redis holds the data from before the remove")
+        #expect(cacheA.backfillsSkipped == 1, "declined: \(cacheA.backfillsStarted) started, \(cacheA.backfillFailures) failed")
+        // … nor into A's memory; and every composition reads the new data.
+        #expect(memoryA.value(forKey: "k") != "k-g0", "A's memory holds the data from before the remove")
+        #expect(try await cacheB.getIfPresent("k") == nil)
+        #expect(try await cacheA.get("k") == "k-g1")
         await raw.shutdown(); await redisA.shutdown(); await redisB.shutdown(); await server.kill()
     }
 }
@@ -87,9 +89,8 @@ extension RedisPooledBackfillAgeTests {
     /// The same race with leases and a writer that is not Strata (a plain
     /// `DEL`, no tombstone): the joining get placed a lease of its own after
     /// the `DEL`, but its answer comes from the read that began before, so
-    /// its back-fill should look for the lease that read saw (gone with the
-    /// `DEL`) and be declined. Known issue: the joining get's back-fill is
-    /// judged by its own read (see the test above).
+    /// its back-fill must look for the lease that read saw (gone with the
+    /// `DEL`) and be declined.
     @Test func withLeasesAGetJoiningAPooledReadBegunBeforeAForeignDeleteDoesNotWriteItsAnswerBack() async throws {
         let server = try await RedisServer()
         let origin = SlowOrigin()
@@ -114,10 +115,9 @@ extension RedisPooledBackfillAgeTests {
         await cache.waitForPendingWrites()
         var stored: String?
         if case .bulkString(let buffer?) = try await raw.send("GET", "pool-l:k") { stored = String(buffer: buffer) }
-        withKnownIssue("a get joining a pooled read back-fills with its own read's lease", isIntermittent: true) {
-            #expect(stored != "k-g0", "Redis holds the data from before the delete")
-            #expect(memory.value(forKey: "k") != "k-g0")
-        }
+        #expect(stored != "k-g0", "Redis holds the data from before the delete")
+        #expect(memory.value(forKey: "k") != "k-g0")
+        #expect(try await cache.get("k") == "k-g1")
         await raw.shutdown(); await redis.shutdown(); await server.kill()
     }
 }

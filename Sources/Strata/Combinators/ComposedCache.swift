@@ -98,6 +98,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
 
     public var name: String { "\(upper.name) + \(lower.name)" }
 
+    public var sharesReadsInFlight: Bool { upper.sharesReadsInFlight || lower.sharesReadsInFlight }
+
     /// Whether this code was compiled for concrete level types (see ``SpecialisedPaths``).
     @inlinable @inline(__always)
     var isSpecialised: Bool { _isConcrete(Upper.self) && _isConcrete(Lower.self) }
@@ -169,7 +171,15 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         try Task.checkCancellation()
         let ticket = order.beginRead(key)
         do {
-            if let entry = try await lower.entry(forKey: key) {
+            if lower.sharesReadsInFlight {
+                // The answer may come from a read that began earlier: `lower`
+                // moves the read start back (see ``CacheContext/readStart``).
+                let readStart = ReadStart(ticket?.startedAt ?? ContinuousClock.now, parent: CacheContext.readStart)
+                if let entry = try await CacheContext.$readStart.withValue(readStart, operation: { try await lower.entry(forKey: key) }) {
+                    backfill(entry, forKey: key, ticket: ticket, readStart: readStart.value)
+                    return entry
+                }
+            } else if let entry = try await lower.entry(forKey: key) {
                 backfill(entry, forKey: key, ticket: ticket)
                 return entry
             }
@@ -184,11 +194,12 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// Writes `entry` back into `upper` in the background, unless a write to
     /// the key got in first (`ticket` is `nil` when one was in progress).
     @usableFromInline
-    func backfill(_ entry: CacheEntry<Value>, forKey key: Key, ticket: WriteOrder.Ticket?) {
+    func backfill(_ entry: CacheEntry<Value>, forKey key: Key, ticket: WriteOrder.Ticket?,
+                  readStart: ContinuousClock.Instant? = nil) {
         let upper = self.upper, order = self.order
         backfills.start(level: upper.name, key: key) {
             guard let ticket else { return false }
-            return try await order.land(ticket) {
+            return try await order.land(ticket, readStart: readStart) {
                 try await upper.set(entry.value, forKey: key, expiresAt: entry.expiresAt)
             }
         }

@@ -32,6 +32,8 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
         var waiters: Set<UInt64>
         var task: Task<Void, Never>?
         var priority: TaskPriority
+        /// When the shared read began: a get that joins it gets data read then.
+        let startedAt: ContinuousClock.Instant
     }
 
     struct State {
@@ -46,6 +48,8 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
     }
 
     public let inner: Inner
+    /// A get may join a read that began before it.
+    public var sharesReadsInFlight: Bool { true }
     /// The clock entries' deadlines are judged on.
     public let clock: any CacheClock
     private let state = Mutex(State())
@@ -86,13 +90,14 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
 
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         let priority = Task.currentPriority
+        let readStart = CacheContext.readStart
         for _ in 0..<Self.expiredRereads {
             // A read that began before this get may carry an entry that
             // expired before it: that one is not this get's answer.
             let arrival = clock.now()
             let entry = try await suspendAsWaiter(
                 reserve: { state.withLock { $0.waiters.reserve() } },
-                arrive: { id, continuation in arrive(key: key, id: id, priority: priority, continuation) },
+                arrive: { id, continuation in arrive(key: key, id: id, priority: priority, readStart: readStart, continuation) },
                 cancel: { [self] id in leave(key: key, id: id) }
             )
             guard let deadline = entry?.expiresAt, deadline <= arrival else { return entry }
@@ -112,20 +117,25 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
     }
 
     private func arrive(
-        key: Key, id: UInt64, priority: TaskPriority, _ continuation: WaiterQueue<Output>.Continuation
+        key: Key, id: UInt64, priority: TaskPriority, readStart: ReadStart?,
+        _ continuation: WaiterQueue<Output>.Continuation
     ) -> WaiterArrival<Output> {
         let joined = state.withLock { state -> Joined in
             guard state.waiters.park(id, continuation) else { return .cancelled }
             if let flightID = state.current[key] {
                 state.flights[flightID]!.waiters.insert(id)
                 state.flightOf[id] = flightID
+                // The answer comes from a read older than this get: a composition above
+                // judges its back-fill by that read's age (see ``CacheContext/readStart``).
+                readStart?.moveBack(to: state.flights[flightID]!.startedAt)
                 guard priority > state.flights[flightID]!.priority else { return .waiting(escalate: nil) }
                 state.flights[flightID]!.priority = priority
                 return .waiting(escalate: state.flights[flightID]!.task)
             }
             state.nextFlight += 1
             state.executions += 1
-            state.flights[state.nextFlight] = Flight(key: key, waiters: [id], task: nil, priority: priority)
+            state.flights[state.nextFlight] = Flight(key: key, waiters: [id], task: nil, priority: priority,
+                                                      startedAt: ContinuousClock.now)
             state.current[key] = state.nextFlight
             state.flightOf[id] = state.nextFlight
             return .started(state.nextFlight)

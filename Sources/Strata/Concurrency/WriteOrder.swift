@@ -165,9 +165,11 @@ final class WriteOrder: Sendable {
     /// Runs `write` (the back-fill into the upper level) if the ticket is
     /// still valid; returns whether it ran.
     @usableFromInline
-    func land(_ ticket: Ticket, _ write: () async throws -> Void) async throws -> Bool {
+    func land(_ ticket: Ticket, readStart: ContinuousClock.Instant? = nil, _ write: () async throws -> Void) async throws -> Bool {
+        // The read whose answer it carries may have begun before the ticket (a pooled read joined).
+        let startedAt = min(ticket.startedAt, readStart ?? ticket.startedAt)
         // Too old: what stops it in a shared store (a tombstone) may be gone.
-        guard ContinuousClock.now - ticket.startedAt < CacheContext.backfillAgeLimit else { return false }
+        guard ContinuousClock.now - startedAt < CacheContext.backfillAgeLimit else { return false }
         let admitted = await whenReady { state -> Bool? in
             let s = state.stripes[ticket.stripe]
             guard s.started == ticket.started && state.epoch == ticket.epoch,
@@ -178,7 +180,7 @@ final class WriteOrder: Sendable {
         }
         guard admitted else { return false }
         defer { release(ticket.stripe) }
-        try await CacheContext.$backfillReadStart.withValue(ticket.startedAt) { try await write() }
+        try await CacheContext.$backfillReadStart.withValue(startedAt) { try await write() }
         return true
     }
 

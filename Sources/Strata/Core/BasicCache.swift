@@ -27,6 +27,8 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     public let synchronousReadIsComplete: Bool
     /// The erased level's own counters (``LevelCounterReporting``), if any.
     @usableFromInline let levelCountersClosure: (@Sendable () -> [String: Int])?
+    /// The erased level's ``CacheLevel/sharesReadsInFlight``.
+    public let sharesReadsInFlight: Bool
     public let name: String
 
     /// A level from closures; `getIfPresent` returns `nil` on a miss.
@@ -66,8 +68,10 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
          listen: (@Sendable (@escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> Void)?,
          synchronousRead: SynchronousRead<Key, Value>? = nil,
          synchronousReadIsComplete: Bool = false,
-         levelCounters: (@Sendable () -> [String: Int])? = nil) {
+         levelCounters: (@Sendable () -> [String: Int])? = nil,
+         sharesReadsInFlight: Bool = false) {
         self.name = name
+        self.sharesReadsInFlight = sharesReadsInFlight
         self.synchronousRead = synchronousRead
         self.synchronousReadIsComplete = synchronousRead != nil && synchronousReadIsComplete
         self.levelCountersClosure = levelCounters
@@ -179,7 +183,8 @@ extension CacheLevel {
             listen: { self.addInvalidationListener($0) },
             synchronousRead: synchronousRead,
             synchronousReadIsComplete: synchronousReadIsComplete,
-            levelCounters: levelCounterSource(of: self)
+            levelCounters: levelCounterSource(of: self),
+            sharesReadsInFlight: sharesReadsInFlight
         )
     }
 }

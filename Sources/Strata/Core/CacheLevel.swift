@@ -87,6 +87,14 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// without the concrete type does not ask the `async` read again.
     /// Default: `false`.
     var synchronousReadIsComplete: Bool { get }
+
+    /// Whether a get may be answered with the result of a read that began
+    /// before it (``PooledCache`` joins reads in flight), here or in a level
+    /// inside. A composition whose lower level does this tells it when its
+    /// own read began (``CacheContext``'s read start), so that a back-fill is
+    /// judged by the read that saw the data; others skip that (it costs an
+    /// executor hop). Default: `false`; wrappers (``WrapperLevel``) forward it.
+    var sharesReadsInFlight: Bool { get }
 }
 
 /// A value read from a level together with its expiry.
@@ -153,6 +161,9 @@ extension CacheLevel {
 
     @inlinable
     public var synchronousReadIsComplete: Bool { false }
+
+    @inlinable
+    public var sharesReadsInFlight: Bool { false }
 }
 
 /// A short name for a level type: the type name without its generic arguments.

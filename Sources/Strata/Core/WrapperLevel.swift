@@ -16,6 +16,7 @@ extension WrapperLevel {
     public func clear() async { await inner.clear() }
     public func onMemoryWarning() async { await inner.onMemoryWarning() }
     public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
+    public var sharesReadsInFlight: Bool { inner.sharesReadsInFlight }
 }
 
 extension WrapperLevel where Key == Inner.Key {
