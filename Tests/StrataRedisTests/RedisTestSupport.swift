@@ -27,6 +27,12 @@ func commandCalls(_ client: RedisClient, _ command: String) async throws -> Int 
 /// Runs `redis-cli -p <port> arguments…`: a separate process and a client that is not Strata.
 @discardableResult
 func redisCLI(_ server: RedisServer, _ arguments: String...) async throws -> String {
+    try await redisCLIArguments(server, arguments)
+}
+
+/// `redisCLI` with the arguments in an array.
+@discardableResult
+func redisCLIArguments(_ server: RedisServer, _ arguments: [String]) async throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
     process.arguments = ["-p", "\(server.port)"] + arguments

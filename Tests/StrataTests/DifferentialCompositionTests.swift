@@ -73,20 +73,7 @@ import Testing
 @Suite struct DifferentialCompositionTests {
     // MARK: Random numbers
 
-    struct Generator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 0xD1B5_4A32_D192_ED03 }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func int(_ range: Range<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
-        mutating func chance(_ p: Double) -> Bool { Double(next() % 1_000_000) / 1_000_000 < p }
-        mutating func pick<T>(_ items: [T]) -> T { items[int(0..<items.count)] }
-    }
+    typealias Generator = SeededGenerator
 
     // MARK: The origin
 
