@@ -430,8 +430,11 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         // With leases, the key must still hold the lease the read left.
         var lease: [UInt8] = []
         if let leaseBook {
-            guard let readAge = CacheContext.backfillReadAge,
-                  let held = leaseBook.lease(for: name, readStart: sent - readAge) else { throw BackfillDeclined() }
+            // The read's own instant, not `sent - age`: the lease was
+            // recorded microseconds before the read began, and an age taken a
+            // moment after `sent` would move the start before the record.
+            guard let readStart = CacheContext.backfillReadStarted,
+                  let held = leaseBook.lease(for: name, readStart: readStart) else { throw BackfillDeclined() }
             lease = held
         }
         let reply = try await Self.sendWrite([[RedisCommandName.eval, Array(Self.backfillScript.utf8), Array("3".utf8),

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,7 +8,7 @@ import Glibc
 public final class RedisServer: @unchecked Sendable {
     // `process` is replaced only by restart(), which tests call sequentially.
     public private(set) var process: Process
-    public let port: Int
+    public private(set) var port = 0
     public var url: String { "redis://127.0.0.1:\(port)" }
 
     public struct Missing: Error, CustomStringConvertible {
@@ -16,25 +17,32 @@ public final class RedisServer: @unchecked Sendable {
 
     public init() async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/redis-server") else { throw Missing() }
-        port = Self.freePort()
         process = Process()
-        try await start()
+        // A port another server already holds (this process's or another's)
+        // is taken by none of ours: the server we reach must be the one we
+        // started, or a test would talk to another test's server.
+        for _ in 0..<20 {
+            let port = Self.ports.next()
+            if try await start(on: port) {
+                self.port = port
+                return
+            }
+        }
+        throw Unavailable(reason: "no free port for redis-server after 20 tries")
     }
 
-    static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
+    public struct Unavailable: Error, CustomStringConvertible {
+        public let reason: String
+        public var description: String { "cannot start redis-server: \(reason)" }
     }
 
-    private func start() async throws {
+    /// Ports handed out in this process, never twice, below the kernel's
+    /// ephemeral range (which outgoing connections and `bind(0)` draw from,
+    /// so a port a killed server freed is not soon taken by another).
+    static let ports = PortAllocator()
+
+    /// Starts a server on `port`; `false` when what answers there is not it.
+    private func start(on port: Int) async throws -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
         process.arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
@@ -44,24 +52,50 @@ public final class RedisServer: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         self.process = process
-        // Ready when it accepts a connection (an external process: poll, bounded).
+        // Ready when it answers with its own process id (an external process: poll, bounded).
         for _ in 0..<200 {
-            if Self.canConnect(port: port) { return }
+            if let pid = Self.serverProcessID(port: port) {
+                if pid == Int(process.processIdentifier) { return true }
+                break  // another server holds the port
+            }
+            if !process.isRunning { break }  // could not bind
             try await Task.sleep(for: .milliseconds(10))
         }
-        throw Missing()
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        return false
     }
 
-    static func canConnect(port: Int) -> Bool {
+    /// The `process_id` that the server on `port` reports (`INFO server`), or
+    /// `nil` when nothing answers there.
+    static func serverProcessID(port: Int) -> Int? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
         defer { close(fd) }
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) {
+        let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         } == 0
+        guard connected else { return nil }
+        let request = Array("INFO server\r\n".utf8)
+        guard write(fd, request, request.count) == request.count else { return nil }
+        var reply = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while reply.count < 64 << 10 {
+            let n = read(fd, &buffer, buffer.count)
+            guard n > 0 else { break }
+            reply += buffer[0..<n]
+            let text = String(decoding: reply, as: UTF8.self)
+            if let line = text.split(separator: "\r\n").first(where: { $0.hasPrefix("process_id:") }) {
+                return Int(line.dropFirst("process_id:".count))
+            }
+        }
+        return nil
     }
 
     /// SIGKILL (a Process child may ignore SIGTERM) and reap it off the pool.
@@ -73,6 +107,50 @@ public final class RedisServer: @unchecked Sendable {
         }
     }
 
-    /// Starts a fresh server on the same port.
-    public func restart() async throws { try await start() }
+    /// Starts a fresh server on the same port (no other server of this
+    /// process takes it meanwhile).
+    public func restart() async throws {
+        guard try await start(on: port) else { throw Unavailable(reason: "port \(port) was taken while the server was down") }
+    }
+}
+
+/// Hands out TCP ports for test servers: each once per process, starting at
+/// an offset drawn from the process id, below the kernel's ephemeral range
+/// (`/proc/sys/net/ipv4/ip_local_port_range`), skipping ports in use.
+final class PortAllocator: Sendable {
+    private let state: Mutex<(low: Int, high: Int, next: Int)>
+
+    init() {
+        let ephemeralLow = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
+            .flatMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first.flatMap { Int($0) } } ?? 32768
+        // Ports 10000 up to the ephemeral range; if that range starts low, above it.
+        let (low, high) = ephemeralLow > 12000 ? (10000, ephemeralLow - 1) : (61000, 65000)
+        let start = low + Int(getpid()) * 97 % (high - low)
+        state = Mutex((low, high, start))
+    }
+
+    /// A port nothing listens on now, never handed out before in this process.
+    func next() -> Int {
+        while true {
+            let port = state.withLock { state -> Int in
+                let port = state.next
+                state.next = state.next >= state.high ? state.low : state.next + 1
+                return port
+            }
+            if Self.isFree(port) { return port }
+        }
+    }
+
+    static func isFree(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
 }

@@ -26,6 +26,12 @@ public enum CacheContext {
     /// the removes it has seen (see `RedisCacheLevel`).
     public static var backfillReadAge: Duration? { backfillReadStart.map { ContinuousClock.now - $0 } }
 
+    /// In a back-fill: when the read whose answer it carries began, on this
+    /// process's monotonic clock (`nil` elsewhere, or when unknown). Compare
+    /// it with instants of the same clock; ``backfillReadAge`` is for clocks
+    /// that only agree on durations.
+    public static var backfillReadStarted: ContinuousClock.Instant? { backfillReadStart }
+
     /// When the back-fill's read began; set only by compositions.
     @usableFromInline @TaskLocal static var backfillReadStart: ContinuousClock.Instant?
 
