@@ -47,6 +47,7 @@ final class RedisLeaseBook: Sendable {
     private struct State {
         var records: [[UInt8]: [Record]] = [:]
         var count = 0
+        var unrecordedReads = 0
     }
 
     private let state = Mutex(State())
@@ -70,7 +71,7 @@ final class RedisLeaseBook: Sendable {
         state.withLock { state in
             if state.count >= Self.recordLimit { Self.prune(&state, keepingAfter: now - CacheContext.backfillAgeLimit) }
             if state.count >= Self.recordLimit { Self.dropOldestHalf(&state) }
-            if state.count >= Self.recordLimit { state = State() }  // all at one instant: start over
+            if state.count >= Self.recordLimit { state.records = [:]; state.count = 0 }  // all at one instant: start over
             state.records[name, default: []].append(Record(token: lease, at: now))
             state.count += 1
         }
@@ -80,9 +81,17 @@ final class RedisLeaseBook: Sendable {
     /// find in the key; `nil`: it must be declined.
     func lease(for name: [UInt8], readStart: ContinuousClock.Instant) -> [UInt8]? {
         state.withLock { state in
-            state.records[name]?.last { $0.at <= readStart }?.token
+            guard let record = state.records[name]?.last(where: { $0.at <= readStart }) else {
+                state.unrecordedReads += 1
+                return nil
+            }
+            return record.token
         }
     }
+
+    /// Back-fills that found no record made before their read began (a
+    /// record pruned for its age, or a read this level never saw).
+    var unrecordedReads: Int { state.withLock { $0.unrecordedReads } }
 
     private static func prune(_ state: inout State, keepingAfter limit: ContinuousClock.Instant) {
         var count = 0

@@ -26,6 +26,9 @@ public final class SnapshotOrigin: CacheLevel, Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
+    /// Holds the reads that begin from now on again, until the next ``open()``.
+    public func close() { gate.withLock { $0.isOpen = false } }
+
     public func getIfPresent(_ key: String) async throws -> String? {
         let snapshot = storage.withLock { $0[key] }
         reads.add(1, ordering: .relaxed)
