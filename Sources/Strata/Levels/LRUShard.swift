@@ -274,7 +274,9 @@ struct LRUShardState<Key: Hashable, Value> {
         reserveSlot()
         let hash = node.key?.hash ?? 0
         let i: Int32
-        if let reused = free.popLast() {
+        // `removeLast` inlines; `popLast` is a generic call here.
+        if !free.isEmpty {
+            let reused = free.removeLast()
             i = reused
             nodes[Int(i)] = node
         } else {

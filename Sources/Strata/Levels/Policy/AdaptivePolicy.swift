@@ -72,6 +72,33 @@ struct PolicyList: Sendable {
     @inlinable init() {}
 }
 
+/// The most the window and the protected region may hold at one window
+/// share, in whole cost units and entries: a region of `c` exceeds a share
+/// `x` of the capacity exactly when `c > floor(x)`, so the comparisons made
+/// on every eviction are of integers (the same decisions as comparing the
+/// `Double`s, without converting and multiplying each time).
+@usableFromInline
+struct RegionLimits: Sendable {
+    @usableFromInline let share: Double
+    @usableFromInline let windowCost: Int
+    @usableFromInline let windowCount: Int
+    @usableFromInline let protectedCost: Int
+    @usableFromInline let protectedCount: Int
+
+    @inlinable init(share: Double, capacity: Int, countLimit: Int?) {
+        self.share = share
+        let protectedShare = (1 - share) * 0.8
+        windowCost = Self.floor(share * Double(capacity))
+        protectedCost = Self.floor(protectedShare * Double(capacity))
+        windowCount = countLimit.map { Self.floor(share * Double($0)) } ?? .max
+        protectedCount = countLimit.map { Self.floor(protectedShare * Double($0)) } ?? .max
+    }
+
+    @inlinable static func floor(_ x: Double) -> Int {
+        x >= Double(Int.max) ? .max : Int(x.rounded(.down))
+    }
+}
+
 /// The W-TinyLFU policy state of one memory level (see the notes above).
 @usableFromInline
 struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
@@ -94,10 +121,22 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     @usableFromInline var admissionsRejected = 0
     @usableFromInline var random: UInt64 = 0x2545_F491_4F6C_DD1D
 
+    /// The window's and protected region's sizes for the share they were
+    /// computed at (see ``RegionLimits``).
+    @usableFromInline var limits: RegionLimits
+
     @inlinable init(capacity: Int, countLimit: Int?) {
         self.capacity = capacity
         self.countLimit = countLimit
         sketch = FrequencySketch(entries: min(countLimit ?? capacity, 1024))
+        limits = RegionLimits(share: WindowAdapter.initialShare, capacity: capacity, countLimit: countLimit)
+    }
+
+    /// Recomputes ``limits`` if the window's share moved since.
+    @inlinable @inline(__always) mutating func refreshLimits() {
+        if limits.share != adapter.share {
+            limits = RegionLimits(share: adapter.share, capacity: capacity, countLimit: countLimit)
+        }
     }
 
     @inlinable var totalCost: Int { window.cost + probation.cost + protected.cost }
@@ -106,12 +145,13 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
         totalCost > capacity || (countLimit.map { totalCount > $0 } ?? false)
     }
 
-    @inlinable func exceeds(_ list: PolicyList, share: Double) -> Bool {
-        Double(list.cost) > share * Double(capacity)
-            || (countLimit.map { Double(list.count) > share * Double($0) } ?? false)
-    }
+    /// Whether the window holds more than its share (call ``refreshLimits()`` first).
+    @inlinable var windowExceeds: Bool { window.cost > limits.windowCost || window.count > limits.windowCount }
 
-    @inlinable var protectedShare: Double { (1 - adapter.share) * 0.8 }
+    /// Whether the protected region holds more than its share (call ``refreshLimits()`` first).
+    @inlinable var protectedExceeds: Bool {
+        protected.cost > limits.protectedCost || protected.count > limits.protectedCount
+    }
 
     // MARK: Lists
 
@@ -125,23 +165,26 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
 
     @inlinable @inline(__always) mutating func unlink(_ id: Int32) {
         // Field by field: copying the node would retain and release its key.
-        let prev = nodes[Int(id)].prev, next = nodes[Int(id)].next
-        let region = nodes[Int(id)].region, cost = nodes[Int(id)].cost
-        if prev >= 0 { nodes[Int(prev)].next = next }
-        if next >= 0 { nodes[Int(next)].prev = prev }
+        // In one borrow of the buffer: each subscript write checks that the
+        // array is not shared.
+        let (region, cost, prev, next) = nodes.withUnsafeMutableBufferPointer { nodes in
+            let prev = nodes[Int(id)].prev, next = nodes[Int(id)].next
+            if prev >= 0 { nodes[Int(prev)].next = next }
+            if next >= 0 { nodes[Int(next)].prev = prev }
+            nodes[Int(id)].prev = -1
+            nodes[Int(id)].next = -1
+            return (nodes[Int(id)].region, nodes[Int(id)].cost, prev, next)
+        }
         withList(region) { list in
             if list.first == id { list.first = next }
             if list.last == id { list.last = prev }
             list.cost -= cost
             list.count -= 1
         }
-        nodes[Int(id)].prev = -1
-        nodes[Int(id)].next = -1
     }
 
     /// Appends `id` as the most recent entry of `region`.
     @inlinable @inline(__always) mutating func append(_ id: Int32, to region: PolicyRegion) {
-        nodes[Int(id)].region = region
         let cost = nodes[Int(id)].cost
         let last = withList(region) { list -> Int32 in
             let last = list.last
@@ -151,9 +194,12 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
             list.count += 1
             return last
         }
-        nodes[Int(id)].prev = last
-        nodes[Int(id)].next = -1
-        if last >= 0 { nodes[Int(last)].next = id }
+        nodes.withUnsafeMutableBufferPointer { nodes in
+            nodes[Int(id)].region = region
+            nodes[Int(id)].prev = last
+            nodes[Int(id)].next = -1
+            if last >= 0 { nodes[Int(last)].next = id }
+        }
     }
 
     // MARK: Events
@@ -167,7 +213,9 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     @inlinable mutating func insert(_ key: HashedKey<Key>, cost: Int, restored: Bool = false, slot: Int32 = -1) -> Int32 {
         let node = PolicyNode(key: key, cost: cost, region: restored ? .probation : .window)
         let id: Int32
-        if let reused = free.popLast() {
+        // `removeLast` inlines; `popLast` is a generic call here.
+        if !free.isEmpty {
+            let reused = free.removeLast()
             id = reused
             nodes[Int(id)] = node
             slots[Int(id)] = slot
@@ -242,7 +290,8 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     }
 
     @inlinable mutating func demoteProtectedOverflow() {
-        while protected.count > 1 && exceeds(protected, share: protectedShare) {
+        refreshLimits()
+        while protected.count > 1 && protectedExceeds {
             let id = protected.first
             unlink(id)
             append(id, to: .probation)
@@ -260,7 +309,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
         growWindowToShare()
         // Window overflow becomes candidates at probation's most recent end.
         var candidates = 0
-        while window.count > 0 && exceeds(window, share: adapter.share) {
+        while window.count > 0 && windowExceeds {
             let id = window.first
             unlink(id)
             append(id, to: .probation)
@@ -314,13 +363,10 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     /// Moves main's least recent entries (probation's, then protected's) to
     /// the window's most recent end while they fit in the window's share.
     @inlinable mutating func growWindowToShare() {
-        let limit = adapter.share * Double(capacity)
-        let countLimit = countLimit.map { adapter.share * Double($0) }
-        while true {
+        refreshLimits()
+        while window.count < limits.windowCount {
             let id = probation.first >= 0 ? probation.first : protected.first
-            guard id >= 0 else { return }
-            guard Double(window.cost + nodes[Int(id)].cost) <= limit,
-                  countLimit.map({ Double(window.count + 1) <= $0 }) ?? true else { return }
+            guard id >= 0, window.cost + nodes[Int(id)].cost <= limits.windowCost else { return }
             unlink(id)
             append(id, to: .window)
         }

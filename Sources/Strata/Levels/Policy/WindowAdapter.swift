@@ -1,5 +1,3 @@
-import DequeModule
-
 /// Chooses the admission window's share of the cache from ghost hits: ARC's
 /// adaptation, applied to W-TinyLFU's window.
 ///
@@ -77,20 +75,29 @@ struct WindowAdapter: Sendable {
     }
 }
 
-/// The hashes of the latest keys that left the cache one way, oldest first,
-/// at most `limit` of them (ARC's ghost list); the oldest are forgotten
-/// first. A deque, so raising the limit costs nothing (a ring had to be
-/// rotated, a copy of every member, each time the level reached a new size).
+/// The hashes of the latest keys that left the cache one way, at most
+/// `limit` of them (ARC's ghost list); the oldest are forgotten first.
+///
+/// The exits are numbered; exit `n` is kept in a ring at `n & mask`, so the
+/// oldest to forget is found without a queue (a `Deque` cost about 60
+/// instructions per exit in checks and generic code, on every eviction).
+/// Raising the limit past the ring's size moves the kept exits into a ring
+/// twice as large (rare: the limit follows the level's size).
 @usableFromInline
 struct GhostList: Sendable {
-    /// Hashes with the sequence number they were added at, oldest first.
-    @usableFromInline var order: Deque<(hash: Int, sequence: Int)> = []
+    /// Exit `n`'s hash at `n & mask`, for the latest `min(sequence, limit)` exits.
+    @usableFromInline var ring: [Int]
+    @usableFromInline var mask: Int
+    /// Exits so far (the newest one's number).
     @usableFromInline var sequence = 0
-    /// Each member's latest sequence number (a hash added twice is one member).
+    /// Each member's latest exit number (a hash added twice is one member).
     @usableFromInline var members = HashedIntTable()
     @usableFromInline var limit = 16
 
-    @inlinable init() {}
+    @inlinable init() {
+        ring = [Int](repeating: 0, count: 16)
+        mask = 15
+    }
 
     @inlinable var count: Int { members.count }
 
@@ -98,10 +105,14 @@ struct GhostList: Sendable {
     @inlinable mutating func add(_ hash: Int) {
         sequence += 1
         members.set(hash, sequence)
-        order.append((hash, sequence))
-        while order.count > limit, let oldest = order.popFirst() {
-            // Only if not added again since (one probe).
-            members.remove(oldest.hash, onlyIf: oldest.sequence)
+        let oldest = sequence - limit  // leaves now, if it was ever added
+        let mask = mask
+        ring.withUnsafeMutableBufferPointer { ring in
+            if oldest > 0 {
+                // Only if not added again since (one probe).
+                members.remove(ring[oldest & mask], onlyIf: oldest)
+            }
+            ring[sequence & mask] = hash
         }
     }
 
@@ -112,7 +123,20 @@ struct GhostList: Sendable {
     }
 
     /// Raises the limit (it never shrinks).
-    @inlinable mutating func ensureLimit(_ newLimit: Int) {
-        limit = max(limit, newLimit)
+    @inlinable @inline(__always) mutating func ensureLimit(_ newLimit: Int) {
+        if newLimit > limit { raiseLimit(newLimit) }
+    }
+
+    @inlinable @inline(never) mutating func raiseLimit(_ newLimit: Int) {
+        if newLimit > ring.count {
+            let size = 1 << (Int.bitWidth - (newLimit - 1).leadingZeroBitCount)
+            var grown = [Int](repeating: 0, count: size)
+            for n in max(1, sequence - limit + 1)...max(1, sequence) where n <= sequence {
+                grown[n & (size - 1)] = ring[n & mask]
+            }
+            ring = grown
+            mask = size - 1
+        }
+        limit = newLimit
     }
 }
