@@ -37,12 +37,16 @@ import Testing
         let server = try await RedisServer()
         let origin = SlowOrigin()
         let pooled = origin.pooled()
-        let redisA = try RedisCacheLevel<String, String>(url: server.url, prefix: "pool:")
+        // A does not hear of B's remove (no tracking): its second get joins the read in
+        // flight, and only the tombstone stands between that read's answer and Redis. (A
+        // process that hears of the remove does not let a later get join: see
+        // ``aGetArrivingAfterAReportedChangeDoesNotJoinAPooledReadBegunBefore()``.)
+        let redisA = try RedisCacheLevel<String, String>(url: server.url, prefix: "pool:", invalidatesLevelsAbove: false)
         let memoryA = MemoryCacheLevel<String, String>(capacity: 1 << 20)
         let cacheA = memoryA + redisA + pooled  // the README's `memory + shared + origin.pooled()`
         let redisB = try RedisCacheLevel<String, String>(url: server.url, prefix: "pool:")
         let cacheB = MemoryCacheLevel<String, String>(capacity: 1 << 20) + redisB
-        #expect(await poll { redisA.isReceivingInvalidations && redisB.isReceivingInvalidations })
+        #expect(await poll { redisB.isReceivingInvalidations })
 
         // A get through A misses memory and Redis and reads the origin: generation 0, held there.
         let first = Task { try await cacheA.get("k") }
@@ -116,6 +120,43 @@ extension RedisPooledBackfillAgeTests {
         var stored: String?
         if case .bulkString(let buffer?) = try await raw.send("GET", "pool-l:k") { stored = String(buffer: buffer) }
         #expect(stored != "k-g0", "Redis holds the data from before the delete")
+        #expect(memory.value(forKey: "k") != "k-g0")
+        #expect(try await cache.get("k") == "k-g1")
+        await raw.shutdown(); await redis.shutdown(); await server.kill()
+    }
+}
+
+extension RedisPooledBackfillAgeTests {
+    /// Single flight and changes made elsewhere: once a process hears that
+    /// a key changed in Redis (here the cache-aside writer's `DEL` of the
+    /// lease the first read left, reported by tracking), a get of that key
+    /// no longer joins a pooled origin read that began before the change; it
+    /// reads the origin afresh and answers the new data. (Before, it joined
+    /// and was answered with the old data: a get that began after the
+    /// change, answered as if it had not happened.)
+    @Test func aGetArrivingAfterAReportedChangeDoesNotJoinAPooledReadBegunBefore() async throws {
+        let server = try await RedisServer()
+        let origin = SlowOrigin()
+        let pooled = origin.pooled()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "pool-j:", leases: true)
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = memory + redis + pooled
+        let raw = try RedisClient(url: server.url)
+        #expect(await poll { redis.isReceivingInvalidations })
+
+        let first = Task { try await cache.get("k") }
+        #expect(await poll { origin.reads.value == 1 })
+        origin.generation.withLock { $0 = 1 }
+        let heardBefore = redis.invalidationsReceived
+        _ = try await raw.send("DEL", "pool-j:k")  // the writer's cache-aside delete, after the data changed
+        #expect(await poll { redis.invalidationsReceived > heardBefore }, "the process hears of the DEL")
+        let second = Task { try await cache.get("k") }
+        #expect(await poll { origin.reads.value == 2 }, "the second get reads the origin itself")
+        #expect(pooled.waiterCount(for: "k") == 1, "and waits on its own read, not the first one's")
+        origin.gate.open()
+        #expect(try await first.value == "k-g0", "the first get began before the change")
+        #expect(try await second.value == "k-g1", "the second began after the process heard of it")
+        await cache.waitForPendingWrites()
         #expect(memory.value(forKey: "k") != "k-g0")
         #expect(try await cache.get("k") == "k-g1")
         await raw.shutdown(); await redis.shutdown(); await server.kill()

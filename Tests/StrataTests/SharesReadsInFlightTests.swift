@@ -19,4 +19,35 @@ import Testing
         let erased: any CacheLevel<String, String> = memory + pooled
         #expect(erased.sharesReadsInFlight)
     }
+
+    /// ``CacheLevel/endSharingReads(_:)``: when a level above a pool reports
+    /// a change made elsewhere, the composition ends the sharing of the
+    /// pool's reads in flight, through wrappers, type erasure and nesting:
+    /// a get that arrives afterwards starts a read of its own.
+    @Test(arguments: ["plain", "instrumented", "normalized", "nested", "existential", "flush"])
+    func aChangeReportedAboveEndsTheSharingOfPooledReadsBelow(shape: String) async throws {
+        let shared = FakeLevel<String, String>(name: "shared")
+        let origin = FakeLevel<String, String>(name: "origin", ["k": "old"])
+        let gate = Gate()
+        origin.holdGets(on: gate)
+        origin.readBeforeHolding(true)  // a read sees the data as it is when it begins
+        let pooled = origin.pooled()
+        let cache: any CacheLevel<String, String> = switch shape {
+        case "instrumented": shared + pooled.instrumented(name: "origin")
+        case "normalized": shared + pooled.normalize()
+        case "nested": MemoryCacheLevel<String, String>(capacity: 100) + (shared + pooled)
+        case "existential": shared + (pooled as any CacheLevel<String, String>).normalize()
+        default: shared + pooled
+        }
+        let first = Task { try await cache.getIfPresent("k") }
+        #expect(await poll { origin.callCounts.gets == 1 })
+        try await origin.set("new", forKey: "k")
+        if shape == "flush" { await shared.flushElsewhere() } else { await shared.changeElsewhere("k", to: nil) }
+        let second = Task { try await cache.getIfPresent("k") }
+        #expect(await poll { origin.callCounts.gets == 2 }, "the second get starts a read of its own")
+        gate.open()
+        #expect(try await first.value == "old")
+        #expect(try await second.value == "new", "not the answer of the read that began before the change")
+        #expect(pooled.executions == 2)
+    }
 }

@@ -87,18 +87,27 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         // the shared store, where every process would be served it. `upper`
         // drops its own copies; this only notes the change (per key: see
         // ``WriteOrder``).
-        upper.addInvalidationListener { invalidation in
+        // Reads in flight below that began before the change end their
+        // sharing too: a get that arrives after it must not join one (a
+        // pooled origin read) and be answered with what it read before.
+        upper.addInvalidationListener { [lower] invalidation in
             if CacheContext.isReport(ofWriteBy: writer) { return }
             switch invalidation {
             case .key(let key): order.noteChanged(key)
             case .all: order.noteChangedAll()
             }
+            lower.endSharingReads(invalidation)
         }
     }
 
     public var name: String { "\(upper.name) + \(lower.name)" }
 
     public var sharesReadsInFlight: Bool { upper.sharesReadsInFlight || lower.sharesReadsInFlight }
+
+    public func endSharingReads(_ invalidation: CacheInvalidation<Key>) {
+        upper.endSharingReads(invalidation)
+        lower.endSharingReads(invalidation)
+    }
 
     /// Whether this code was compiled for concrete level types (see ``SpecialisedPaths``).
     @inlinable @inline(__always)

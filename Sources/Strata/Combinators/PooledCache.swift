@@ -14,7 +14,9 @@ import Synchronization
 ///   when the write starts and when it ends, so a get that arrives after a
 ///   write has finished never receives a value read before it. A change the
 ///   inner level reports (``CacheLevel/addInvalidationListener(_:)``) detaches
-///   them too, before the levels above hear of it.
+///   them too, before the levels above hear of it; so does a change reported
+///   by a level above the pool in a composition (``CacheLevel/endSharingReads(_:)``:
+///   in `memory + redis + origin.pooled()`, another process's remove).
 /// - The shared read runs at the highest priority of the callers waiting on it.
 /// - **No expired answer.** A get that joins a read begun before it is not
 ///   answered with an entry that had already expired when the get began
@@ -189,6 +191,16 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
     }
 
     /// New gets of `key` (every key when `nil`) start a fresh read.
+    /// Detaches the reads in flight for the key (every key for `.all`): the
+    /// next get starts a fresh read. Reads below this pool end theirs too.
+    public func endSharingReads(_ invalidation: CacheInvalidation<Key>) {
+        switch invalidation {
+        case .key(let key): detach(key)
+        case .all: detach(nil)
+        }
+        inner.endSharingReads(invalidation)
+    }
+
     private func detach(_ key: Key?) {
         state.withLock { state in
             if let key { state.current[key] = nil } else { state.current.removeAll() }

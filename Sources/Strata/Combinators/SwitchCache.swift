@@ -135,6 +135,13 @@ where A.Key == B.Key, A.Value == B.Value {
         cacheB.addInvalidationListener(listener)
     }
 
+    public var sharesReadsInFlight: Bool { cacheA.sharesReadsInFlight || cacheB.sharesReadsInFlight }
+
+    public func endSharingReads(_ invalidation: CacheInvalidation<Key>) {
+        cacheA.endSharingReads(invalidation)
+        cacheB.endSharingReads(invalidation)
+    }
+
     public func waitForPendingWrites() async {
         await cacheA.waitForPendingWrites()
         await cacheB.waitForPendingWrites()

@@ -16,6 +16,8 @@ public struct TransformedFetcher<Inner: CacheLevel, NewValue: Sendable>: Fetcher
     public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
         inner.addInvalidationListener(listener)
     }
+    public var sharesReadsInFlight: Bool { inner.sharesReadsInFlight }
+    public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { inner.endSharingReads(invalidation) }
 
     public func getIfPresent(_ key: Key) async throws -> NewValue? {
         guard let value = try await inner.getIfPresent(key) else { return nil }

@@ -29,6 +29,8 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     @usableFromInline let levelCountersClosure: (@Sendable () -> [String: Int])?
     /// The erased level's ``CacheLevel/sharesReadsInFlight``.
     public let sharesReadsInFlight: Bool
+    /// The erased level's ``CacheLevel/endSharingReads(_:)`` (only for one that shares reads).
+    @usableFromInline let endSharingClosure: (@Sendable (CacheInvalidation<Key>) -> Void)?
     public let name: String
 
     /// A level from closures; `getIfPresent` returns `nil` on a miss.
@@ -69,9 +71,11 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
          synchronousRead: SynchronousRead<Key, Value>? = nil,
          synchronousReadIsComplete: Bool = false,
          levelCounters: (@Sendable () -> [String: Int])? = nil,
-         sharesReadsInFlight: Bool = false) {
+         sharesReadsInFlight: Bool = false,
+         endSharingReads: (@Sendable (CacheInvalidation<Key>) -> Void)? = nil) {
         self.name = name
         self.sharesReadsInFlight = sharesReadsInFlight
+        self.endSharingClosure = endSharingReads
         self.synchronousRead = synchronousRead
         self.synchronousReadIsComplete = synchronousRead != nil && synchronousReadIsComplete
         self.levelCountersClosure = levelCounters
@@ -121,6 +125,7 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
         listenClosure?(listener)
     }
+    public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { endSharingClosure?(invalidation) }
 }
 
 extension BasicCache: LevelCounterReporting {
@@ -169,6 +174,8 @@ extension CacheLevel {
     @inlinable
     public func normalize() -> BasicCache<Key, Value> {
         if let already = self as? BasicCache<Key, Value> { return already }
+        var endSharing: (@Sendable (CacheInvalidation<Key>) -> Void)?
+        if sharesReadsInFlight { endSharing = { self.endSharingReads($0) } }
         return BasicCache(
             name: name,
             getIfPresent: { try await self.getIfPresent($0) },
@@ -184,7 +191,8 @@ extension CacheLevel {
             synchronousRead: synchronousRead,
             synchronousReadIsComplete: synchronousReadIsComplete,
             levelCounters: levelCounterSource(of: self),
-            sharesReadsInFlight: sharesReadsInFlight
+            sharesReadsInFlight: sharesReadsInFlight,
+            endSharingReads: endSharing
         )
     }
 }

@@ -95,6 +95,16 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// judged by the read that saw the data; others skip that (it costs an
     /// executor hop). Default: `false`; wrappers (``WrapperLevel``) forward it.
     var sharesReadsInFlight: Bool { get }
+
+    /// Ends the sharing of reads in flight for what `invalidation` names
+    /// (one key, or every key): a get that arrives afterwards starts a read
+    /// of its own instead of joining one that began before. A composition
+    /// calls it on its lower level when a level above reports a change made
+    /// elsewhere (another process removed the key), so that no get that
+    /// began after the change is answered with data read before it. Default:
+    /// nothing (no read is shared); wrappers and compositions forward it;
+    /// ``PooledCache`` detaches its reads in flight.
+    func endSharingReads(_ invalidation: CacheInvalidation<Key>)
 }
 
 /// A value read from a level together with its expiry.
@@ -164,6 +174,8 @@ extension CacheLevel {
 
     @inlinable
     public var sharesReadsInFlight: Bool { false }
+
+    public func endSharingReads(_ invalidation: CacheInvalidation<Key>) {}
 }
 
 /// A short name for a level type: the type name without its generic arguments.

@@ -17,9 +17,13 @@ extension WrapperLevel {
     public func onMemoryWarning() async { await inner.onMemoryWarning() }
     public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
     public var sharesReadsInFlight: Bool { inner.sharesReadsInFlight }
+    /// Keys of another type than the inner level's: every read in flight below ends its sharing.
+    public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { inner.endSharingReads(.all) }
 }
 
 extension WrapperLevel where Key == Inner.Key {
+    public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { inner.endSharingReads(invalidation) }
+
     /// Invalidations of the inner level's keys are this level's keys.
     public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
         inner.addInvalidationListener(listener)
