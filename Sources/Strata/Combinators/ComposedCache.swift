@@ -14,7 +14,9 @@
 /// - Set and remove: both levels concurrently; any failure throws
 ///   ``LevelsFailedError`` naming the failing levels. **A level whose set failed
 ///   keeps no older value**: its entry for the key is removed (best effort), so
-///   no later get can be answered with the value the set replaced.
+///   no later get can be answered with the value the set replaced. Not after a
+///   failed back-fill, which replaced nothing: what the level holds then was
+///   written since, by someone else.
 /// - Clear and memory warnings reach both levels.
 /// - **Invalidations from below drop what is above.** The composition registers
 ///   with `lower` (``CacheLevel/addInvalidationListener(_:)``): when a level
@@ -279,7 +281,12 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
             async let bottom = attempt { try await bottomWrite() }
             (topError, bottomError) = await (top, bottom)
         }
-        if operation == .set {
+        // Not after a back-fill: it fills a miss and replaces nothing, so
+        // whatever a level holds for the key now was written since, by
+        // someone else (a shared store's back-fill is `SET NX`), and is newer.
+        // A back-fill into Redis that lost its connection (its outcome
+        // unknown) deleted a value another client had set meanwhile.
+        if operation == .set && !CacheContext.isBackfill {
             await Self.clean(upper, key, after: topError)
             await Self.clean(lower, key, after: bottomError)
         }
