@@ -71,15 +71,18 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
             // holds what was written (see ``CacheWriteOrigin``).
             if CacheContext.isReport(ofWriteBy: writer) { return }
             invalidations.increment()
+            // The drop is this composition's own write: a shared level in
+            // `upper` that reports it (a disk level does, in a task of its
+            // own) must not make it void the reads that begin after it.
             switch invalidation {
             case .key(let key):
                 let stripe = await order.beginWrite(key)
                 defer { order.endWrite(stripe) }
-                _ = await attempt { try await upper.remove(key) }
+                _ = await CacheContext.writing(as: writer) { await attempt { try await upper.remove(key) } }
             case .all:
                 await order.beginClear()
                 defer { order.endClear() }
-                await upper.clear()
+                await CacheContext.writing(as: writer) { await upper.clear() }
             }
         }
         // A change `upper` reports (it stands over a shared store itself, as
