@@ -147,9 +147,12 @@ extension RedisPooledBackfillAgeTests {
         let first = Task { try await cache.get("k") }
         #expect(await poll { origin.reads.value == 1 })
         origin.generation.withLock { $0 = 1 }
-        let heardBefore = redis.invalidationsReceived
+        // Listeners hear a change in registration order: one registered after the
+        // composition's hears it once the composition has applied it.
+        let heard = Counter()
+        redis.addInvalidationListener { _ in heard.increment() }
         _ = try await raw.send("DEL", "pool-j:k")  // the writer's cache-aside delete, after the data changed
-        #expect(await poll { redis.invalidationsReceived > heardBefore }, "the process hears of the DEL")
+        #expect(await poll { heard.value > 0 }, "the process hears of the DEL")
         let second = Task { try await cache.get("k") }
         #expect(await poll { origin.reads.value == 2 }, "the second get reads the origin itself")
         #expect(pooled.waiterCount(for: "k") == 1, "and waits on its own read, not the first one's")
@@ -160,5 +163,47 @@ extension RedisPooledBackfillAgeTests {
         #expect(memory.value(forKey: "k") != "k-g0")
         #expect(try await cache.get("k") == "k-g1")
         await raw.shutdown(); await redis.shutdown(); await server.kill()
+    }
+}
+
+extension RedisPooledBackfillAgeTests {
+    /// The same race through `values(forKey:)` (stale then fresh): its read
+    /// of the lower level joins the pooled read in flight too, and its
+    /// back-fill must be judged by that read's start. (It was judged by its
+    /// own, after the remove's tombstone, and wrote the old data back.)
+    @Test func aStreamJoiningAPooledReadBegunBeforeACacheAsideRemoveDoesNotWriteItsAnswerBack() async throws {
+        let server = try await RedisServer()
+        let origin = SlowOrigin()
+        let pooled = origin.pooled()
+        let redisA = try RedisCacheLevel<String, String>(url: server.url, prefix: "pool-s:", invalidatesLevelsAbove: false)
+        let memoryA = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cacheA = memoryA + redisA + pooled
+        let redisB = try RedisCacheLevel<String, String>(url: server.url, prefix: "pool-s:")
+        let cacheB = MemoryCacheLevel<String, String>(capacity: 1 << 20) + redisB
+
+        let first = Task { try await cacheA.get("k") }
+        #expect(await poll { origin.reads.value == 1 })
+        origin.generation.withLock { $0 = 1 }
+        try await cacheB.remove("k")
+        try await Task.sleep(for: .milliseconds(400))  // past the tombstone's margin: the time passing is the condition
+        let stream = Task { () -> [String] in
+            var values: [String] = []
+            for try await reading in cacheA.values(forKey: "k") { values.append(reading.value) }
+            return values
+        }
+        #expect(await poll { pooled.waiterCount(for: "k") == 2 })
+        first.cancel()
+        #expect(await poll { pooled.waiterCount(for: "k") == 1 })
+        origin.gate.open()
+        _ = await first.result
+        #expect(try await stream.value == ["k-g0"], "the stream's reading is the shared read's")
+        await cacheA.waitForPendingWrites()
+        let raw = try RedisClient(url: server.url)
+        var stored: String?
+        if case .bulkString(let buffer?) = try await raw.send("GET", "pool-s:k") { stored = String(buffer: buffer) }
+        #expect(stored != "k-g0", "Redis holds the data from before the remove")
+        #expect(memoryA.value(forKey: "k") != "k-g0")
+        #expect(try await cacheA.get("k") == "k-g1")
+        await raw.shutdown(); await redisA.shutdown(); await redisB.shutdown(); await server.kill()
     }
 }

@@ -190,7 +190,6 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
         return waiter
     }
 
-    /// New gets of `key` (every key when `nil`) start a fresh read.
     /// Detaches the reads in flight for the key (every key for `.all`): the
     /// next get starts a fresh read. Reads below this pool end theirs too.
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) {
@@ -200,6 +199,8 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
         }
         inner.endSharingReads(invalidation)
     }
+
+    /// New gets of `key` (every key when `nil`) start a fresh read.
 
     private func detach(_ key: Key?) {
         state.withLock { state in

@@ -48,8 +48,16 @@ extension ComposedCache {
                     continuation.yield(CacheReading(value: cached, source: .cached))
                 }
                 do {
-                    if let fresh = try await lower.entry(forKey: key) {
-                        self.backfill(fresh, forKey: key, ticket: ticket)
+                    // As in a get's miss path: a lower level that shares reads moves the
+                    // read start back to the read whose answer this one receives, and the
+                    // back-fill is judged by it (see ``CacheContext/readStart``).
+                    let readStart = ReadStart(ticket?.startedAt ?? ContinuousClock.now, parent: CacheContext.readStart)
+                    let fresh = lower.sharesReadsInFlight
+                        ? try await CacheContext.$readStart.withValue(readStart) { try await lower.entry(forKey: key) }
+                        : try await lower.entry(forKey: key)
+                    if let fresh {
+                        self.backfill(fresh, forKey: key, ticket: ticket,
+                                      readStart: lower.sharesReadsInFlight ? readStart.value : nil)
                         // A write overlapped the readings: the lower one may be older than the
                         // cached one already yielded (a set that reached `upper` first), so it is not yielded.
                         if !hadCached || self.order.isCurrent(ticket) {
