@@ -90,8 +90,10 @@ public final class RedisServer: @unchecked Sendable {
             let n = read(fd, &buffer, buffer.count)
             guard n > 0 else { break }
             reply += buffer[0..<n]
-            let text = String(decoding: reply, as: UTF8.self)
-            if let line = text.split(separator: "\r\n").first(where: { $0.hasPrefix("process_id:") }) {
+            // Only whole lines: a read may end in the middle of the number.
+            var lines = String(decoding: reply, as: UTF8.self).components(separatedBy: "\r\n")
+            lines.removeLast()  // unterminated (empty when the reply ends with a line)
+            if let line = lines.first(where: { $0.hasPrefix("process_id:") }) {
                 return Int(line.dropFirst("process_id:".count))
             }
         }
