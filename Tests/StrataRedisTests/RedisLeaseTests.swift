@@ -156,6 +156,29 @@ import Testing
         await redis.shutdown(); await server.kill()
     }
 
+    /// `values(forKey:)` (stale then fresh) back-fills with leases too: its
+    /// back-fill is judged from after its upper read, where the lease its
+    /// miss left was recorded (judged from before, it never found one, and no
+    /// stream ever filled Redis or memory).
+    @Test func withLeasesAStreamsMissIsBackfilled() async throws {
+        let server = try await RedisServer()
+        let redis = try Level(url: server.url, prefix: "lease-h:", invalidatesLevelsAbove: false, leases: true)
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = memory + redis + BasicFetcher<String, String>(getIfPresent: { "v-\($0)" })
+        for n in 0..<5 {
+            var readings: [String] = []
+            for try await reading in cache.values(forKey: "k\(n)") { readings.append(reading.value) }
+            #expect(readings == ["v-k\(n)"])
+        }
+        await cache.waitForPendingWrites()
+        for n in 0..<5 {
+            #expect(try await raw(server, "lease-h:k\(n)") == "v-k\(n)")
+            #expect(memory.value(forKey: "k\(n)") == "v-k\(n)")
+        }
+        #expect(cache.backfillsSkipped == 0)
+        await redis.shutdown(); await server.kill()
+    }
+
     /// Another process's lease reads as a miss on every read path, and a
     /// back-fill of a read that saw it replaces it.
     @Test func anotherProcesssLeaseIsAMissAndItsReaderMayBackfill() async throws {

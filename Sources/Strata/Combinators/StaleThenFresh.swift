@@ -48,15 +48,19 @@ extension ComposedCache {
                     continuation.yield(CacheReading(value: cached, source: .cached))
                 }
                 do {
-                    // As in a get's miss path: a lower level that shares reads moves the
-                    // read start back to the read whose answer this one receives, and the
-                    // back-fill is judged by it (see ``CacheContext/readStart``).
-                    let readStart = ReadStart(ticket?.startedAt ?? ContinuousClock.now, parent: CacheContext.readStart)
+                    // The back-fill is judged as a get's miss path judges its own: from a
+                    // ticket taken now, after the upper read (where a shared level may
+                    // have recorded what its miss left, such as a Redis lease); a write
+                    // that overlaps the lower read still voids it. A lower level that
+                    // shares reads moves the read start back to the read whose answer
+                    // this one receives (see ``CacheContext/readStart``).
+                    let backfillTicket = self.order.beginRead(key)
+                    let readStart = ReadStart(backfillTicket?.startedAt ?? ContinuousClock.now, parent: CacheContext.readStart)
                     let fresh = lower.sharesReadsInFlight
                         ? try await CacheContext.$readStart.withValue(readStart) { try await lower.entry(forKey: key) }
                         : try await lower.entry(forKey: key)
                     if let fresh {
-                        self.backfill(fresh, forKey: key, ticket: ticket,
+                        self.backfill(fresh, forKey: key, ticket: backfillTicket,
                                       readStart: lower.sharesReadsInFlight ? readStart.value : nil)
                         // A write overlapped the readings: the lower one may be older than the
                         // cached one already yielded (a set that reached `upper` first), so it is not yielded.
