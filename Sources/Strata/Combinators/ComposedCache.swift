@@ -183,26 +183,35 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     func readLower(_ key: Key, failures: [LevelFailure]) async throws -> CacheEntry<Value>? {
         var failures = failures
         try Task.checkCancellation()
-        let ticket = order.beginRead(key)
         do {
-            if lower.sharesReadsInFlight {
-                // The answer may come from a read that began earlier: `lower`
-                // moves the read start back (see ``CacheContext/readStart``).
-                let readStart = ReadStart(ticket?.startedAt ?? ContinuousClock.now, parent: CacheContext.readStart)
-                if let entry = try await CacheContext.$readStart.withValue(readStart, operation: { try await lower.entry(forKey: key) }) {
-                    backfill(entry, forKey: key, ticket: ticket, readStart: readStart.value)
-                    return entry
-                }
-            } else if let entry = try await lower.entry(forKey: key) {
-                backfill(entry, forKey: key, ticket: ticket)
-                return entry
-            }
+            if let entry = try await readLowerAndBackfill(key) { return entry }
         } catch {
             try Self.rethrowIfCancelled(error)
             failures += error.levelFailures(level: lower.name, operation: .get, key: key)
         }
         if failures.isEmpty { return nil }
         throw LevelsFailedError(operation: .get, failures: failures)
+    }
+
+    /// Asks `lower` for `key` with a ticket taken now, and back-fills what it
+    /// has. When `lower` shares reads, the answer may come from a read that
+    /// began earlier: `lower` moves the read start back, and the back-fill is
+    /// judged by that read (see ``CacheContext/readStart``). The one way a
+    /// composition reads its lower level for a single key.
+    @usableFromInline
+    func readLowerAndBackfill(_ key: Key) async throws -> CacheEntry<Value>? {
+        let ticket = order.beginRead(key)
+        guard lower.sharesReadsInFlight else {
+            guard let entry = try await lower.entry(forKey: key) else { return nil }
+            backfill(entry, forKey: key, ticket: ticket)
+            return entry
+        }
+        let readStart = ReadStart(ticket?.startedAt ?? ContinuousClock.now, parent: CacheContext.readStart)
+        let lower = self.lower
+        guard let entry = try await CacheContext.$readStart.withValue(readStart, operation: { try await lower.entry(forKey: key) })
+        else { return nil }
+        backfill(entry, forKey: key, ticket: ticket, readStart: readStart.value)
+        return entry
     }
 
     /// Writes `entry` back into `upper` in the background, unless a write to

@@ -37,7 +37,7 @@ extension ComposedCache {
     /// level that fails is treated as a miss. Cancelling the consuming task
     /// (or dropping the stream) cancels the refresh.
     public func values(forKey key: Key) -> AsyncThrowingStream<CacheReading<Value>, any Error> {
-        let upper = self.upper, lower = self.lower
+        let upper = self.upper
         return AsyncThrowingStream { continuation in
             let task = Task {
                 var hadCached = false
@@ -48,20 +48,11 @@ extension ComposedCache {
                     continuation.yield(CacheReading(value: cached, source: .cached))
                 }
                 do {
-                    // The back-fill is judged as a get's miss path judges its own: from a
-                    // ticket taken now, after the upper read (where a shared level may
-                    // have recorded what its miss left, such as a Redis lease); a write
-                    // that overlaps the lower read still voids it. A lower level that
-                    // shares reads moves the read start back to the read whose answer
-                    // this one receives (see ``CacheContext/readStart``).
-                    let backfillTicket = self.order.beginRead(key)
-                    let readStart = ReadStart(backfillTicket?.startedAt ?? ContinuousClock.now, parent: CacheContext.readStart)
-                    let fresh = lower.sharesReadsInFlight
-                        ? try await CacheContext.$readStart.withValue(readStart) { try await lower.entry(forKey: key) }
-                        : try await lower.entry(forKey: key)
-                    if let fresh {
-                        self.backfill(fresh, forKey: key, ticket: backfillTicket,
-                                      readStart: lower.sharesReadsInFlight ? readStart.value : nil)
+                    // Read and back-filled as a get's miss path does: judged from a ticket
+                    // taken after the upper read (where a shared level may have recorded
+                    // what its miss left, such as a Redis lease), and by the pooled read
+                    // it may join.
+                    if let fresh = try await self.readLowerAndBackfill(key) {
                         // A write overlapped the readings: the lower one may be older than the
                         // cached one already yielded (a set that reached `upper` first), so it is not yielded.
                         if !hadCached || self.order.isCurrent(ticket) {
