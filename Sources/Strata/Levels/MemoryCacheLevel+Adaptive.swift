@@ -56,9 +56,12 @@ extension MemoryCacheLevel {
 
     /// Applies every buffered hit to the policy (call with its lock held).
     @inlinable
-    func drainReads(_ policy: inout AdaptivePolicy<Key>) {
+    func drainReads(_ policy: inout AdaptivePolicy) {
         // A buffer filled after this exchange sets the flag again for the next drain.
-        guard readsPending.exchange(false, ordering: .acquiring) else { return }
+        // Looked at before the exchange: a locked instruction on every write
+        // otherwise. (A flag set after the look is left for the next drain,
+        // as one set after the exchange would be.)
+        guard readsPending.load(ordering: .relaxed), readsPending.exchange(false, ordering: .acquiring) else { return }
         // Borrowed from the array's buffer, so that checking 16 shards does
         // not retain and release each of them.
         shards.withUnsafeBufferPointer { shards in
@@ -71,7 +74,7 @@ extension MemoryCacheLevel {
     /// Applies one shard's buffered hits (a reader that filled its buffer
     /// drains only that one, so readers of other shards are not locked out).
     @inlinable
-    func drainReads(of shard: LRUShard<Key, Value>, into policy: inout AdaptivePolicy<Key>) {
+    func drainReads(of shard: LRUShard<Key, Value>, into policy: inout AdaptivePolicy) {
         shard.state.withLock { state in
             let slots = shard.policyReads.slots
             for k in 0..<state.policyReadCount { policy.access(slots[k].id, hash: slots[k].hash) }
@@ -118,8 +121,8 @@ extension MemoryCacheLevel {
                 give(written.node, hashed, of: &state, to: &policy)
                 return (written.count, written.cost)
             }
-            account(count: countDelta, cost: costDelta)
-            evictOverLimits(&policy)
+            let evicted = evictOverLimits(&policy)
+            account(count: countDelta - evicted.count, cost: costDelta - evicted.cost)
         }
         if appliedNow == nil {
             let written = shard.state.withLock { state in
@@ -151,15 +154,16 @@ extension MemoryCacheLevel {
     /// Applies what waits for the policy (buffered hits, pending writes) and
     /// evicts down to the limits. Call with the policy lock held.
     @inlinable
-    func maintain(_ policy: inout AdaptivePolicy<Key>) {
+    func maintain(_ policy: inout AdaptivePolicy) {
         drainReads(&policy)
         applyPendingWrites(&policy)
-        evictOverLimits(&policy)
+        let evicted = evictOverLimits(&policy)
+        account(count: -evicted.count, cost: -evicted.cost)
     }
 
     /// Gives the policy every write that reached a shard without it.
     @inlinable
-    func applyPendingWrites(_ policy: inout AdaptivePolicy<Key>) {
+    func applyPendingWrites(_ policy: inout AdaptivePolicy) {
         guard pendingWriteCount.load(ordering: .sequentiallyConsistent) > 0 else { return }
         let writes = pendingWrites.withLock { pending -> [PendingPolicyWrite<Key>] in
             defer {
@@ -180,44 +184,49 @@ extension MemoryCacheLevel {
     /// policy knows has its cost updated and counts as a use.
     @inlinable
     func give(
-        _ i: Int32, _ key: HashedKey<Key>, of state: inout LRUShardState<Key, Value>, to policy: inout AdaptivePolicy<Key>
+        _ i: Int32, _ key: HashedKey<Key>, of state: inout LRUShardState<Key, Value>, to policy: inout AdaptivePolicy
     ) {
         let cost = state.nodes[Int(i)].cost
         if state.nodes[Int(i)].policyID >= 0 {
             policy.update(state.nodes[Int(i)].policyID, cost: cost)
         } else {
-            state.nodes[Int(i)].policyID = policy.insert(key, cost: cost, slot: i)
+            state.nodes[Int(i)].policyID = policy.insert(hash: key.hash, cost: cost, slot: i)
         }
     }
 
-    /// Evicts what the policy chooses until it is within the limits. An entry
-    /// leaves with the cost its shard holds (a change of cost may still wait
-    /// for the policy).
+    /// Evicts what the policy chooses until it is within the limits and
+    /// returns how many entries, and how much cost, left the shards. An
+    /// entry leaves with the cost its shard holds (a change of cost may
+    /// still wait for the policy). The caller takes them off the level's
+    /// totals, with its own write's change: the totals are the line every
+    /// writer adds to, so an evicting set touches it once, or not at all
+    /// when the two cancel out.
     @inlinable
-    func evictOverLimits(_ policy: inout AdaptivePolicy<Key>) {
-        // Taken off the level's totals once, at the end (the policy keeps
-        // its own): the totals are the line every writer also adds to.
+    func evictOverLimits(_ policy: inout AdaptivePolicy) -> (count: Int, cost: Int) {
         var evicted = 0, evictedCost = 0
-        policy.evict { key, _, slot in
-            let cost = self.withShard(for: key) { shard in shard.state.withLock { state -> Int? in
-                guard let i = state.find(key, hint: slot), state.nodes[Int(i)].policyID >= 0 else { return nil }
-                return state.removeNode(i)
-            } }
+        policy.evict { exit in
+            // The entry is at the slot the policy was given for it; a node
+            // there with another policy id is some other entry.
+            let cost = shards.withUnsafeBufferPointer { $0[(exit.hash >> 7) & (Self.shardCount - 1)] }
+                .state.withLock { state -> Int? in
+                    let i = Int(exit.slot)
+                    guard i >= 0, i < state.nodes.count, state.nodes[i].policyID == exit.id,
+                          state.nodes[i].key?.hash == exit.hash else { return nil }
+                    return state.removeNode(exit.slot)
+                }
             if let cost {
                 evicted += 1
                 evictedCost += cost
             }
         }
-        if evicted > 0 {
-            account(count: -evicted, cost: -evictedCost)
-            evictionTotal.add(evicted, ordering: .relaxed)
-        }
+        if evicted > 0 { evictionTotal.add(evicted, ordering: .relaxed) }
+        return (evicted, evictedCost)
     }
 
     /// Runs `body` with the policy lock, then applies what writers left
     /// pending meanwhile (see ``settlePendingWrites()``).
     @inlinable
-    func withPolicy<R>(_ body: (inout AdaptivePolicy<Key>) -> R) -> R {
+    func withPolicy<R>(_ body: (inout AdaptivePolicy) -> R) -> R {
         let result = holdingPolicy(body)
         settlePendingWrites()
         return result
@@ -229,13 +238,13 @@ extension MemoryCacheLevel {
     /// waits for the lock only in the moment a holder takes or leaves it.
     /// The caller settles pending writes after.
     @inlinable
-    func withPolicyUnlessBusy<R>(_ body: (inout AdaptivePolicy<Key>) -> R) -> R? {
+    func withPolicyUnlessBusy<R>(_ body: (inout AdaptivePolicy) -> R) -> R? {
         guard !policyBusy.load(ordering: .sequentiallyConsistent) else { return nil }
         return holdingPolicy(body)
     }
 
     @inlinable
-    func holdingPolicy<R>(_ body: (inout AdaptivePolicy<Key>) -> R) -> R {
+    func holdingPolicy<R>(_ body: (inout AdaptivePolicy) -> R) -> R {
         adaptive.withLock { policy in
             policyBusy.store(true, ordering: .sequentiallyConsistent)
             defer { policyBusy.store(false, ordering: .sequentiallyConsistent) }

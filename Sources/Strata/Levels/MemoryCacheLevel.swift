@@ -60,7 +60,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     @usableFromInline let defaultTTL: Duration?
     /// The adaptive policy's state (unused under `.lru`); lock order: this,
     /// then `pendingWrites`, then a shard.
-    @usableFromInline let adaptive: Mutex<AdaptivePolicy<Key>>
+    @usableFromInline let adaptive: Mutex<AdaptivePolicy>
     /// Set when a shard's read buffer goes from empty to not (under
     /// `.adaptive`), cleared by the full drain before a policy decision, so
     /// that a run of writes does not look at 16 empty buffers each time.

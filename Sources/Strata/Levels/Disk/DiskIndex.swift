@@ -40,7 +40,7 @@ struct DiskIndex: Sendable {
     /// Sum of the sizes of the entries.
     private(set) var totalSize = 0
     /// The W-TinyLFU state under ``EvictionPolicy/adaptive``.
-    private var adaptive: AdaptivePolicy<EntryID>?
+    private var adaptive: AdaptivePolicy?
     /// Bytes the level may hold.
     let capacity: Int
 
@@ -102,13 +102,14 @@ struct DiskIndex: Sendable {
             return
         }
         var node = Node(id: id, entry: entry, prev: -1, next: -1)
-        if adaptive != nil { node.policyID = adaptive!.insert(HashedKey(id), cost: entry.size, restored: restored) }
-        let i: Int32
-        if let reused = free.popLast() {
-            i = reused
+        let i = free.last ?? Int32(nodes.count)
+        if adaptive != nil {
+            node.policyID = adaptive!.insert(hash: id.hashValue, cost: entry.size, restored: restored, slot: i)
+        }
+        if i < nodes.count {
+            free.removeLast()
             nodes[Int(i)] = node
         } else {
-            i = Int32(nodes.count)
             nodes.append(node)
         }
         positions[id] = i
@@ -153,9 +154,9 @@ struct DiskIndex: Sendable {
     /// returns it.
     mutating func evictOverCapacity() -> [(id: EntryID, entry: DiskIndexEntry)] {
         guard adaptive != nil else { return popLeastRecent(toSize: capacity) }
-        var ids: [EntryID] = []
-        adaptive!.evict { key, _, _ in ids.append(key.key) }
-        return removeLetGo(ids) + popLeastRecent(toSize: capacity)  // the policy counts the same bytes: a guard only
+        var exits: [PolicyExit] = []
+        adaptive!.evict { exits.append($0) }
+        return removeLetGo(exits) + popLeastRecent(toSize: capacity)  // the policy counts the same bytes: a guard only
     }
 
     /// Removes entries until at most `size` bytes remain (least recently
@@ -163,9 +164,9 @@ struct DiskIndex: Sendable {
     mutating func trim(toSize size: Int) -> [(id: EntryID, entry: DiskIndexEntry)] {
         guard totalSize > size else { return [] }
         guard adaptive != nil else { return popLeastRecent(toSize: size) }
-        var ids: [EntryID] = []
-        adaptive!.shed(toCost: size) { key, _, _ in ids.append(key.key) }
-        return removeLetGo(ids) + popLeastRecent(toSize: size)
+        var exits: [PolicyExit] = []
+        adaptive!.shed(toCost: size) { exits.append($0) }
+        return removeLetGo(exits) + popLeastRecent(toSize: size)
     }
 
     private mutating func popLeastRecent(toSize size: Int) -> [(id: EntryID, entry: DiskIndexEntry)] {
@@ -175,10 +176,14 @@ struct DiskIndex: Sendable {
     }
 
     /// Removes entries the adaptive policy has already dropped.
-    private mutating func removeLetGo(_ ids: [EntryID]) -> [(id: EntryID, entry: DiskIndexEntry)] {
-        ids.compactMap { id in
-            guard let i = positions[id] else { return nil }
-            nodes[Int(i)].policyID = -1  // the policy has already let it go
+    /// (Each is at the slot given to the policy for it, if that node still
+    /// names the policy's id.)
+    private mutating func removeLetGo(_ exits: [PolicyExit]) -> [(id: EntryID, entry: DiskIndexEntry)] {
+        exits.compactMap { exit in
+            let i = Int(exit.slot)
+            guard i >= 0, i < nodes.count, nodes[i].policyID == exit.id, positions[nodes[i].id] == exit.slot else { return nil }
+            nodes[i].policyID = -1  // the policy has already let it go
+            let id = nodes[i].id
             return remove(id).map { (id, $0) }
         }
     }

@@ -47,18 +47,39 @@ enum PolicyRegion: UInt8, Sendable {
 }
 
 /// One entry as the policy sees it; `prev` points to less recent entries.
+///
+/// It holds the key's hash, not the key: the sketch and the ghost lists need
+/// only the hash, and the level finds its entry again by the slot it gave
+/// (``AdaptivePolicy/slots``). A node holding the key was twice the size and
+/// retained and released the key at every insert, duel and eviction (about
+/// a fifth of an evicting set's instructions with `String` keys).
 @usableFromInline
-struct PolicyNode<Key: Hashable>: Sendable where Key: Sendable {
-    @usableFromInline var key: HashedKey<Key>?
+struct PolicyNode: Sendable {
+    @usableFromInline var hash: Int
     @usableFromInline var cost: Int
     @usableFromInline var region: PolicyRegion
     @usableFromInline var prev: Int32 = -1
     @usableFromInline var next: Int32 = -1
 
-    @inlinable init(key: HashedKey<Key>, cost: Int, region: PolicyRegion) {
-        self.key = key
+    @inlinable init(hash: Int, cost: Int, region: PolicyRegion) {
+        self.hash = hash
         self.cost = cost
         self.region = region
+    }
+}
+
+/// An entry the policy let go: its id (already free for reuse once the
+/// callback returns), its key's hash and the slot the level gave for it.
+@usableFromInline
+struct PolicyExit: Sendable {
+    @usableFromInline let id: Int32
+    @usableFromInline let hash: Int
+    @usableFromInline let slot: Int32
+
+    @inlinable init(id: Int32, hash: Int, slot: Int32) {
+        self.id = id
+        self.hash = hash
+        self.slot = slot
     }
 }
 
@@ -101,14 +122,13 @@ struct RegionLimits: Sendable {
 
 /// The W-TinyLFU policy state of one memory level (see the notes above).
 @usableFromInline
-struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
-    @usableFromInline var nodes: [PolicyNode<Key>] = []
+struct AdaptivePolicy: Sendable {
+    @usableFromInline var nodes: [PolicyNode] = []
     @usableFromInline var free: [Int32] = []
     /// Where the level keeps each node's entry (the memory level: its node
-    /// in the key's shard), handed back on eviction so that the level need
-    /// not look the key up again; -1 when the level did not say. Beside the
-    /// nodes, not in them: a node one field larger was copied whole (its key
-    /// retained and released) at every access.
+    /// in the key's shard; the disk level: its index node), handed back on
+    /// eviction: the level finds the entry there, checking that it still
+    /// names this id. Beside the nodes, not in them: only evictions read it.
     @usableFromInline var slots: [Int32] = []
     @usableFromInline var window = PolicyList()
     @usableFromInline var probation = PolicyList()
@@ -164,7 +184,6 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     }
 
     @inlinable @inline(__always) mutating func unlink(_ id: Int32) {
-        // Field by field: copying the node would retain and release its key.
         // In one borrow of the buffer: each subscript write checks that the
         // array is not shared.
         let (region, cost, prev, next) = nodes.withUnsafeMutableBufferPointer { nodes in
@@ -210,8 +229,8 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     /// straight to probation's most recent end without counting as a
     /// request: it has to earn its frequency by being read again, so new
     /// entries are not declined in favour of restored ones nobody reads.
-    @inlinable mutating func insert(_ key: HashedKey<Key>, cost: Int, restored: Bool = false, slot: Int32 = -1) -> Int32 {
-        let node = PolicyNode(key: key, cost: cost, region: restored ? .probation : .window)
+    @inlinable mutating func insert(hash: Int, cost: Int, restored: Bool = false, slot: Int32) -> Int32 {
+        let node = PolicyNode(hash: hash, cost: cost, region: restored ? .probation : .window)
         let id: Int32
         // `removeLast` inlines; `popLast` is a generic call here.
         if !free.isEmpty {
@@ -227,15 +246,15 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
         append(id, to: restored ? .probation : .window)
         sketch.ensureCapacity(totalCount)
         if !restored {
-            sketch.increment(key.hash)
-            adapter.recordMiss(key.hash, entries: totalCount)
+            sketch.increment(hash)
+            adapter.recordMiss(hash, entries: totalCount)
         }
         return id
     }
 
     /// A hit on `id` (recorded by a reader; `hash` guards against a reused id).
     @inlinable mutating func access(_ id: Int32, hash: Int) {
-        guard id >= 0, Int(id) < nodes.count, nodes[Int(id)].key?.hash == hash else { return }
+        guard id >= 0, Int(id) < nodes.count, nodes[Int(id)].region != .free, nodes[Int(id)].hash == hash else { return }
         // Requested again at once: one use (see the notes above).
         if window.last != id { sketch.increment(hash) }
         touch(id)
@@ -261,7 +280,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
         let delta = cost - nodes[Int(id)].cost
         nodes[Int(id)].cost = cost
         withList(nodes[Int(id)].region) { $0.cost += delta }
-        if let hash = nodes[Int(id)].key?.hash { sketch.increment(hash) }
+        sketch.increment(nodes[Int(id)].hash)
         touch(id)
     }
 
@@ -278,7 +297,6 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     @inlinable mutating func remove(_ id: Int32) {
         guard id >= 0, nodes[Int(id)].region != .free else { return }  // -1: never inserted (a pending write)
         unlink(id)
-        nodes[Int(id)].key = nil
         nodes[Int(id)].region = .free
         free.append(id)
     }
@@ -301,9 +319,9 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     // MARK: Eviction
 
     /// Removes entries until the level is within its limits and calls
-    /// `evicted` with each one's key, cost and slot, least wanted first. Call it
+    /// `evicted` with each one, least wanted first. Call it
     /// after every insert: it also moves the window's overflow to probation.
-    @inlinable mutating func evict(_ evicted: (HashedKey<Key>, Int, Int32) -> Void) {
+    @inlinable mutating func evict(_ evicted: (PolicyExit) -> Void) {
         // The share may have moved since the last call.
         demoteProtectedOverflow()
         growWindowToShare()
@@ -344,9 +362,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
                 id = candidate
                 admissionsRejected += 1
             }
-            if let hash = nodes[Int(id)].key?.hash {
-                adapter.recordExit(hash, fromWindow: id == candidate || victimRegion == .window)
-            }
+            adapter.recordExit(nodes[Int(id)].hash, fromWindow: id == candidate || victimRegion == .window)
             if id == candidate {
                 if nodes[Int(id)].region == .probation {
                     candidates -= 1
@@ -376,7 +392,7 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
     /// trimmed on request): probation's least recent first, then
     /// protected's, then the window's. No admission duels, nothing counted
     /// as declined, nothing learnt by the window adapter.
-    @inlinable mutating func shed(toCost limit: Int, _ evicted: (HashedKey<Key>, Int, Int32) -> Void) {
+    @inlinable mutating func shed(toCost limit: Int, _ evicted: (PolicyExit) -> Void) {
         while totalCost > limit {
             let id = probation.first >= 0 ? probation.first : (protected.first >= 0 ? protected.first : window.first)
             guard id >= 0 else { return }
@@ -384,18 +400,16 @@ struct AdaptivePolicy<Key: Hashable & Sendable>: Sendable {
         }
     }
 
-    @inlinable mutating func drop(_ id: Int32, _ evicted: (HashedKey<Key>, Int, Int32) -> Void) {
-        let key = nodes[Int(id)].key
-        let cost = nodes[Int(id)].cost
+    @inlinable mutating func drop(_ id: Int32, _ evicted: (PolicyExit) -> Void) {
+        let hash = nodes[Int(id)].hash
         remove(id)
-        if let key { evicted(key, cost, slots[Int(id)]) }
+        evicted(PolicyExit(id: id, hash: hash, slot: slots[Int(id)]))
     }
 
     /// Whether `candidate` should replace `victim`: it was seen more often.
     @inlinable mutating func admit(_ candidate: Int32, over victim: Int32) -> Bool {
-        guard let c = nodes[Int(candidate)].key, let v = nodes[Int(victim)].key else { return true }
-        let candidateCount = sketch.frequency(c.hash)
-        let victimCount = sketch.frequency(v.hash)
+        let candidateCount = sketch.frequency(nodes[Int(candidate)].hash)
+        let victimCount = sketch.frequency(nodes[Int(victim)].hash)
         if candidateCount > victimCount { return true }
         if candidateCount < 6 { return false }
         random ^= random << 13
