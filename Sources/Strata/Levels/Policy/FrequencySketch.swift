@@ -54,12 +54,16 @@ struct FrequencySketch: Sendable {
     }
 
     /// Entries the table is sized for.
-    @inlinable var capacity: Int { table.count / Self.wordsPerEntry }
+    @inlinable var capacity: Int { (mask + 1) / Self.wordsPerEntry }
 
     /// Regrows the table when the cache holds more than it was sized for,
-    /// keeping every estimate (see the notes above).
-    @inlinable mutating func ensureCapacity(_ entries: Int) {
-        guard entries > capacity && table.count < 1 << 23 else { return }
+    /// keeping every estimate (see the notes above). Checked at every
+    /// insert, from `mask` alone; the growing is out of line.
+    @inlinable @inline(__always) mutating func ensureCapacity(_ entries: Int) {
+        if entries > capacity && mask < (1 << 23) - 1 { grow(for: entries) }
+    }
+
+    @inlinable @inline(never) mutating func grow(for entries: Int) {
         let words = Self.words(for: entries)
         // A counter's block is `h & mask`: with the wider mask it is the old
         // block or the old block plus the old size, both holding a copy.

@@ -39,8 +39,9 @@ struct WindowAdapter: Sendable {
     @usableFromInline static var step: Double { 0.8 }
     /// Ghost hits are counted up to at least this many exits deep.
     @usableFromInline static var minimumDepth: Int { 32 }
-    /// Each ghost list remembers this share of the entries held (at least 16).
-    @usableFromInline static var ghostShare: Double { 0.25 }
+    /// Each ghost list remembers this share of the entries held (at least
+    /// 16): one entry in `ghostDivisor`.
+    @usableFromInline static var ghostDivisor: Int { 4 }
 
     /// The window's current share of the capacity (0...1; at 1 the level is plain LRU).
     @usableFromInline var share = WindowAdapter.initialShare
@@ -54,7 +55,8 @@ struct WindowAdapter: Sendable {
     /// A miss on `hash` while the level holds `entries` entries.
     @inlinable mutating func recordMiss(_ hash: Int, entries: Int) {
         let entries = max(entries, 16)
-        let limit = max(16, Int(Self.ghostShare * Double(entries)))
+        // One entry in `ghostDivisor`, in integers (a quarter: a shift).
+        let limit = max(16, entries / Self.ghostDivisor)
         windowGhosts.ensureLimit(limit)
         mainGhosts.ensureLimit(limit)
         let depth = max(min(windowGhosts.count, mainGhosts.count), Self.minimumDepth)
