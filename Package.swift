@@ -92,7 +92,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "StrataRedisWorker",
-            dependencies: ["Strata", "StrataRedis"],
+            dependencies: ["Strata", "StrataRedis", "StrataTestSupport"],
             swiftSettings: strictSettings
         ),
         .target(

@@ -10,8 +10,9 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 # redis-server and redis-tools (redis-benchmark) for the StrataRedis integration tests and benchmark,
 # valgrind for the get-hit instruction-count guard (scripts/callgrind-guard.sh, run by `make test`),
 # ncurses-term for the direct-colour terminal descriptions (xterm-direct, tmux-direct) the
-# explorer uses for true colour.
-for pkg in libncurses-dev ncurses-term tmux redis-server redis-tools valgrind; do
+# explorer uses for true colour. util-linux (essential on Debian/Ubuntu) has setpriv, through which
+# the tests start redis-server so that it dies with the test process.
+for pkg in libncurses-dev ncurses-term tmux redis-server redis-tools valgrind util-linux; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 

@@ -4,11 +4,23 @@
 // key Redis reports changed, and `flush NANOS` for each flush. Reads commands
 // from stdin, one per line: `get KEY` prints `value KEY VALUE` (or `miss KEY`)
 // and `upper KEY` the same for its memory level alone; `quit` exits.
+//
+// strata-redis-worker --hold-server: starts a test RedisServer, prints
+// `server PID PORT` and waits for stdin to close (the tests of RedisServer's
+// lifetime SIGKILL it meanwhile).
 import Foundation
 import Strata
 import StrataRedis
+import StrataTestSupport
 
 let arguments = CommandLine.arguments
+if arguments.count == 2, arguments[1] == "--hold-server" {
+    let server = try await RedisServer()
+    FileHandle.standardOutput.write(Data("server \(server.process.processIdentifier) \(server.port)\n".utf8))
+    while readLine() != nil {}
+    await server.kill()
+    exit(0)
+}
 guard arguments.count == 3 else {
     FileHandle.standardError.write(Data("usage: strata-redis-worker URL PREFIX\n".utf8))
     exit(2)

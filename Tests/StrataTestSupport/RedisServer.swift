@@ -5,6 +5,18 @@ import Glibc
 #endif
 
 /// A real `redis-server` on 127.0.0.1 with persistence off, for one test.
+///
+/// A server never outlives what started it: `kill()` ends it; so does the
+/// last reference going away (a test that throws or fails a `#require`
+/// before its `kill()`); and, whatever way the process that started it ends
+/// (a crash, a timeout, Ctrl-C, SIGKILL), the kernel kills the server with
+/// it. For that last one the server is started through `setpriv --pdeathsig
+/// KILL` (util-linux), which sets `PR_SET_PDEATHSIG` and then execs
+/// `redis-server` (same process id; the setting survives the exec). The
+/// kernel sends that signal when the *thread* that started the child ends,
+/// not the process, and the threads that run tasks come and go: so every
+/// server is started from one thread that lives as long as the process
+/// (`SpawnThread`).
 public final class RedisServer: @unchecked Sendable {
     // `process` is replaced only by restart(), which tests call sequentially.
     public private(set) var process: Process
@@ -12,11 +24,13 @@ public final class RedisServer: @unchecked Sendable {
     public var url: String { "redis://127.0.0.1:\(port)" }
 
     public struct Missing: Error, CustomStringConvertible {
-        public var description: String { "redis-server is not installed: run `make test` (scripts/setup.sh installs it)" }
+        let program: String
+        public var description: String { "\(program) is not installed: run `make test` (scripts/setup.sh installs it)" }
     }
 
     public init() async throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/redis-server") else { throw Missing() }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/redis-server") else { throw Missing(program: "redis-server") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { throw Missing(program: "setpriv (util-linux)") }
         process = Process()
         // A port another server already holds (this process's or another's)
         // is taken by none of ours: the server we reach must be the one we
@@ -42,27 +56,34 @@ public final class RedisServer: @unchecked Sendable {
     static let ports = PortAllocator()
 
     /// Starts a server on `port`; `false` when what answers there is not it.
+    /// `process` becomes the new server only once it answers.
     private func start(on port: Int) async throws -> Bool {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
-        process.arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--pdeathsig", "KILL", "--", "/usr/bin/redis-server",
+                             "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                              "--daemonize", "no", "--protected-mode", "yes", "--loglevel", "warning",
                              "--enable-debug-command", "yes"]  // DEBUG SLEEP stalls the server in fault tests
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
+        try await SpawnThread.shared.run(process)
+        func discard() {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
         // Ready when it answers with its own process id (an external process: poll, bounded).
         for _ in 0..<200 {
             if let pid = Self.serverProcessID(port: port) {
-                if pid == Int(process.processIdentifier) { return true }
+                if pid == Int(process.processIdentifier) {
+                    self.process = process
+                    return true
+                }
                 break  // another server holds the port
             }
             if !process.isRunning { break }  // could not bind
-            try await Task.sleep(for: .milliseconds(10))
+            do { try await Task.sleep(for: .milliseconds(10)) } catch { discard(); throw error }
         }
-        Glibc.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        discard()
         return false
     }
 
@@ -100,6 +121,12 @@ public final class RedisServer: @unchecked Sendable {
         return nil
     }
 
+    /// A server its test did not kill (it threw first, or forgot) dies with
+    /// its last reference; Foundation reaps it.
+    deinit {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+    }
+
     /// SIGKILL (a Process child may ignore SIGTERM) and reap it off the pool.
     public func kill() async {
         Glibc.kill(process.processIdentifier, SIGKILL)
@@ -113,6 +140,40 @@ public final class RedisServer: @unchecked Sendable {
     /// process takes it meanwhile).
     public func restart() async throws {
         guard try await start(on: port) else { throw Unavailable(reason: "port \(port) was taken while the server was down") }
+    }
+}
+
+/// Starts processes from one thread that never ends, so that a child's
+/// parent-death signal (`PR_SET_PDEATHSIG`, sent when the thread that
+/// started the child ends) comes only when this process ends.
+final class SpawnThread: Sendable {
+    static let shared = SpawnThread()
+
+    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    private let pending = DispatchSemaphore(value: 0)
+
+    private init() {
+        let thread = Thread { [self] in
+            while true {
+                pending.wait()
+                let job = jobs.withLock { $0.removeFirst() }
+                job()
+            }
+        }
+        thread.name = "RedisServer.SpawnThread"
+        thread.start()
+    }
+
+    /// `process.run()` on this thread.
+    func run(_ process: Process) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            jobs.withLock {
+                $0.append {
+                    do { try process.run(); continuation.resume() } catch { continuation.resume(throwing: error) }
+                }
+            }
+            pending.signal()
+        }
     }
 }
 
