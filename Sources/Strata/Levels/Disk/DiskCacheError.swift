@@ -4,7 +4,8 @@ import Glibc
 import Darwin
 #endif
 
-/// Errors of ``DiskCacheLevel``. Each names the path and the system error.
+/// Errors of ``DiskCacheLevel``. Each names the path and, where there is
+/// one, the system error.
 /// A value the codec cannot encode is a ``CodecError``.
 public enum DiskCacheError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The directory cannot be created or written.
@@ -15,6 +16,9 @@ public enum DiskCacheError: Error, Equatable, Sendable, CustomStringConvertible 
     case readFailed(path: String, errno: Int32)
     /// The encoded entry alone is larger than the level's capacity.
     case valueTooLarge(size: Int, capacity: Int)
+    /// The level was shut down (``DiskCacheLevel/shutdown()``): a set or
+    /// remove it turns away writes and deletes nothing.
+    case shutDown(path: String)
 
     public var description: String {
         switch self {
@@ -22,6 +26,7 @@ public enum DiskCacheError: Error, Equatable, Sendable, CustomStringConvertible 
         case .writeFailed(let path, let code): "writing \(path) failed: \(Self.text(code))"
         case .readFailed(let path, let code): "reading \(path) failed: \(Self.text(code))"
         case .valueTooLarge(let size, let capacity): "entry of \(size) bytes exceeds the capacity of \(capacity) bytes"
+        case .shutDown(let path): "the disk level on \(path) is shut down"
         }
     }
 

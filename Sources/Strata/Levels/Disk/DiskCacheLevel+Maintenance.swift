@@ -7,8 +7,10 @@ import Darwin
 
 extension DiskCacheLevel {
     /// Deletes every entry file in the directory (other processes' too) and
-    /// dead writers' temporary files.
+    /// dead writers' temporary files. Does nothing once the level is shut down.
     public func clear() async {
+        guard gate.enter() else { return }
+        defer { gate.leave() }
         defer { changes.reportOwnWrite(.all) }
         let path = self.path, changes = self.changes
         await offload {
@@ -31,9 +33,12 @@ extension DiskCacheLevel {
     /// Disk entries survive memory warnings; pending access times are written out.
     public func onMemoryWarning() async { flushAccessTimes() }
 
-    /// Deletes the entries whose expiry has passed; returns how many.
+    /// Deletes the entries whose expiry has passed; returns how many (0 once
+    /// the level is shut down).
     @discardableResult
     public func removeExpired() async -> Int {
+        guard gate.enter() else { return 0 }
+        defer { gate.leave() }
         let now = clock.now().nanosecondsSince1970
         let expired = state.withLock { $0.index.expired(now: now) }
         return expired.reduce(0) { removed, item in
@@ -42,8 +47,11 @@ extension DiskCacheLevel {
     }
 
     /// Evicts entries (least recently used first, or as the adaptive policy
-    /// chooses) until at most `size` bytes remain.
+    /// chooses) until at most `size` bytes remain. Does nothing once the
+    /// level is shut down.
     public func trim(toSize size: Int) async {
+        guard gate.enter() else { return }
+        defer { gate.leave() }
         let victims = state.withLock { Self.noteEvicted($0.index.trim(toSize: max(size, 0)), in: &$0) }
         deleteFiles(victims)
     }
@@ -95,9 +103,11 @@ extension DiskCacheLevel {
 
     /// Creates the directory again if it was deleted, emptying the index
     /// (its files went with it). Returns whether the directory exists now.
+    /// Never once the level is being shut down: its owner deletes it next.
     @discardableResult
     func recoverDirectory() -> Bool {
         directoryRecovery.withLock { _ in
+            if gate.isShut { return FileIO.directoryExists(path) }
             if FileIO.directoryExists(path) { return true }
             if let code = FileIO.makeDirectory(path) {
                 logger.error("cache directory is gone and cannot be created",
@@ -116,8 +126,11 @@ extension DiskCacheLevel {
 
     /// Rebuilds the index from the directory: corrupt entries and dead
     /// writers' temporary files are deleted, expired entries dropped, and the
-    /// rest ordered by their recorded last access.
+    /// rest ordered by their recorded last access. Does nothing once the
+    /// level is shut down.
     package func rebuildIndex() {
+        guard gate.enter() else { return }
+        defer { gate.leave() }
         let now = clock.now().nanosecondsSince1970
         var found: [(id: EntryID, header: DiskEntryHeader, entry: DiskIndexEntry)] = []
         var corrupt = 0
@@ -168,8 +181,16 @@ extension DiskCacheLevel {
     }
 
     /// Writes recorded access times into the entries' headers, so the LRU
-    /// order survives a restart. Runs by itself every 256 reads.
+    /// order survives a restart. Runs by itself every 256 reads, and at
+    /// ``shutdown()`` for the last time.
     package func flushAccessTimes() {
+        guard gate.enter() else { return }
+        defer { gate.leave() }
+        writeAccessTimes()
+    }
+
+    /// The body of ``flushAccessTimes()``, whether or not the level is shut down.
+    func writeAccessTimes() {
         let dirty = state.withLock { state -> [EntryID: Int64] in
             defer { state.dirtyAccess = [:] }
             return state.dirtyAccess

@@ -19,8 +19,11 @@ extension DiskCacheLevel {
 
     /// The stored value with the expiry it was written with (so that a
     /// composition back-fills it with that expiry, never a fresh TTL).
+    /// A miss once the level is shut down (``shutdown()``).
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         try Task.checkCancellation()
+        guard gate.enter() else { return nil }
+        defer { gate.leave() }
         let bytes = keyBytes(key)
         let id = EntryID(keyBytes: bytes)
         let file = file(id)

@@ -25,8 +25,13 @@ extension DiskCacheLevel {
     /// way that leaves it unknown whether the file is still there); nothing
     /// if there was none or it could not be deleted (it is still there,
     /// readable as before), since then the disk has not changed.
+    ///
+    /// Once the level is shut down, throws ``DiskCacheError/shutDown(path:)``
+    /// and writes (and reports) nothing.
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         try Task.checkCancellation()
+        guard gate.enter() else { throw DiskCacheError.shutDown(path: path) }
+        defer { gate.leave() }
         let bytes = keyBytes(key)
         let id = EntryID(keyBytes: bytes)
         // Whatever refuses this value below also drops the value it replaces,
@@ -121,7 +126,13 @@ extension DiskCacheLevel {
     /// composition removes the entry of a set that failed here, and the
     /// levels above took that set's value (they drop it and read the older
     /// entry again).
+    ///
+    /// Once the level is shut down, throws ``DiskCacheError/shutDown(path:)``
+    /// and deletes (and reports) nothing: a file left in a directory that
+    /// outlives the level is still there.
     public func remove(_ key: Key) async throws {
+        guard gate.enter() else { throw DiskCacheError.shutDown(path: path) }
+        defer { gate.leave() }
         let (file, outcome) = deleteEntry(key)
         switch outcome {
         case .deleted, .absent:

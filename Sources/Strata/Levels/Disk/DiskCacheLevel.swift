@@ -48,6 +48,9 @@ import Synchronization
 /// - **Threads:** reads and writes of entries up to 64 KiB run on the caller
 ///   (page-cache IO of that size takes microseconds); larger ones run on a
 ///   dedicated Dispatch queue so they do not hold a cooperative thread.
+/// - **Shutting down:** ``shutdown()`` retires the level for good before its
+///   directory is deleted: from then on it never touches the directory (see
+///   there for what each operation does instead).
 public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCacheLevel {
     struct Counters: Sendable {
         var corruptRemoved = 0
@@ -90,6 +93,10 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
     let deletionHook = Mutex<(@Sendable (String) -> Void)?>(nil)
     let checkedDeleteHook = Mutex<(@Sendable (String, CheckedDeleteStep) -> Void)?>(nil)
     let changes = DiskChangeFeed<Key>()
+    /// Lets operations in until ``shutdown()``.
+    let gate = DiskLevelGate()
+    /// Held while ``shutdown()`` writes out the last access times.
+    let finalFlush = Mutex(())
     let logger: Logger
 
     /// A disk level in `directory` (created if missing, mode 0700) holding at
@@ -166,6 +173,8 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
     public var windowShare: Double? { state.withLock { $0.index.windowShare } }
     /// Times the directory was found deleted and created again.
     public var directoryRecreations: Int { state.withLock { $0.counters.directoryRecreations } }
+    /// Whether ``shutdown()`` has been called.
+    public var isShutDown: Bool { gate.isShut }
 
     /// Called with an entry file's path just before the level checks and
     /// deletes it (tests use it to force a concurrent replacement).

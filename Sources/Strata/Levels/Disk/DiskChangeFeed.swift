@@ -40,6 +40,8 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
         /// Why the last attempt to watch the path again failed (logged once).
         var rewatchFailure: Int32?
         var continuation: AsyncStream<CacheInvalidation<Key>>.Continuation?
+        /// ``stop()`` was called: nothing is watched or reported any more.
+        var stopped = false
     }
 
     let listeners = InvalidationListeners<Key>()
@@ -75,7 +77,7 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
         listeners.add(listener)
         #if canImport(Glibc)
         return state.withLock { state -> Int32? in
-            guard state.watcher == nil else { return nil }
+            guard state.watcher == nil, !state.stopped else { return nil }
             let (stream, continuation) = AsyncStream<CacheInvalidation<Key>>.makeStream()
             do throws(DirectoryWatcherError) {
                 state.watcher = try DirectoryWatcher(path: path) { [weak self] events in
@@ -184,6 +186,28 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
         }
         #endif
         report(.all, &state)
+    }
+
+    /// Stops for good (the level is shut down): the watch is cancelled, the
+    /// stream of reports ends, keys are no longer noted, and a later ``add``
+    /// keeps its listener but watches nothing. A batch of events being
+    /// handled meanwhile finds no watcher to move (it never touches the
+    /// directory) and its reports go nowhere.
+    func stop() {
+        state.withLock { state in
+            state.stopped = true
+            isOn.store(false, ordering: .releasing)
+            watchLost.store(false, ordering: .sequentiallyConsistent)
+            #if canImport(Glibc)
+            state.watcher?.stop()
+            state.watcher = nil
+            #endif
+            state.continuation?.finish()
+            state.continuation = nil
+            state.keys = [:]
+            state.ownRenames = [:]
+            state.ownDeletes = [:]
+        }
     }
 
     private func handle(_ events: [DirectoryWatcher.Event], path: String,
