@@ -161,7 +161,7 @@ struct Explore: AsyncParsableCommand {
                                   hz: hz, noColor: noColor, forceASCII: ascii,
                                   historyFile: HistoryFile(path: paths.historyFile), mouse: !noMouse)
         } catch {
-            model.shutdown()
+            await model.shutdown()
             fail("\(error)")
         }
         let status: Int32 = await withCheckedContinuation { continuation in
@@ -185,7 +185,7 @@ struct Check: AsyncParsableCommand {
         print(spec.tree)
         do {
             let pipeline = try Pipeline(spec)
-            pipeline.removeTemporaryFiles()
+            await pipeline.shutdown()
             print("ok: the pipeline builds")
         } catch {
             fail("\(error)", code: 1)  // a PipelineBuildError names the file and the level's line
@@ -219,36 +219,49 @@ struct Run: AsyncParsableCommand {
             if let logFile { try LogRouter.shared.addLogFile(path: logFile) }
             model = ExplorerModel(pipeline: try Pipeline(try pipeline.loadPipeline(paths: paths)))
         } catch {
-            fail("\(error)")
+            fail("\(error)")  // a pipeline that failed to build deleted what it had made
         }
-        defer { model.shutdown() }
-        let source = script ?? "stdin"
+        // Each way out below shuts the model down first (its disk
+        // levels retired, then their temporary directories deleted).
         let text: String
-        if let script {
-            // Only a regular file of bounded size: a FIFO is not waited on,
-            // nor /dev/zero read for ever, nor a huge file held in memory.
-            do {
-                text = String(decoding: try SmallFile.contents(of: script, limit: Self.maxScriptBytes), as: UTF8.self)
-            } catch {
-                switch error {
-                case .notRegularFile(let kind): fail("\(script): not a regular file (it is \(kind))")
-                case .tooLarge: fail("\(script): the file is larger than 64 MiB, the limit for a script")
-                case .cannotOpen, .readFailed: fail("cannot read \(script)")
-                }
-            }
-        } else {
-            var lines: [String] = []
-            while let line = readLine(strippingNewline: true) { lines.append(line) }
-            text = lines.joined(separator: "\n")
+        do { text = try readCommands() } catch {
+            await model.shutdown()
+            fail(error.message)
         }
         let runner = ScriptRunner(
             model: model,
             write: { if !json { print($0) } },
             writeError: { FileHandle.standardError.write(Data("strata: \($0)\n".utf8)) }
         )
-        let failures = await runner.run(lines: ScriptRunner.lines(of: text), source: source)
+        let failures = await runner.run(lines: ScriptRunner.lines(of: text), source: script ?? "stdin")
         print(json ? runner.statisticsJSON() : "\n" + runner.statisticsTable())
+        await model.shutdown()
         if failures > 0 { throw ExitCode(1) }
+    }
+
+    /// Why the script cannot be run.
+    struct ScriptUnreadable: Error {
+        let message: String
+    }
+
+    /// The script's text, or stdin's lines.
+    func readCommands() throws(ScriptUnreadable) -> String {
+        guard let script else {
+            var lines: [String] = []
+            while let line = readLine(strippingNewline: true) { lines.append(line) }
+            return lines.joined(separator: "\n")
+        }
+        // Only a regular file of bounded size: a FIFO is not waited on,
+        // nor /dev/zero read for ever, nor a huge file held in memory.
+        do {
+            return String(decoding: try SmallFile.contents(of: script, limit: Self.maxScriptBytes), as: UTF8.self)
+        } catch {
+            switch error {
+            case .notRegularFile(let kind): throw ScriptUnreadable(message: "\(script): not a regular file (it is \(kind))")
+            case .tooLarge: throw ScriptUnreadable(message: "\(script): the file is larger than 64 MiB, the limit for a script")
+            case .cannotOpen, .readFailed: throw ScriptUnreadable(message: "cannot read \(script)")
+            }
+        }
     }
 }
 

@@ -35,7 +35,13 @@ import Glibc
         return path
     }
 
-    struct Result { var status: Int32; var stdout: String; var stderr: String }
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        /// The process's id (gone by the time the result is returned).
+        var pid: Int32 = 0
+    }
 
     static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil) async throws -> Result {
         let process = Process()
@@ -56,7 +62,7 @@ import Glibc
         let (output, errors) = await (outputData, errorData)
         await process.exit()
         return Result(status: process.terminationStatus, stdout: String(decoding: output, as: UTF8.self),
-                      stderr: String(decoding: errors, as: UTF8.self))
+                      stderr: String(decoding: errors, as: UTF8.self), pid: process.processIdentifier)
     }
 
     @Test func scriptModeRunsCommandsAndPrintsStatistics() async throws {

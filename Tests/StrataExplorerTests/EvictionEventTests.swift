@@ -7,14 +7,15 @@ import Testing
 @Suite struct EvictionEventTests {
     @Test func evictionsAreLoggedOnceASecondWithTheirReason() async throws {
         let model = ExplorerModel(pipeline: try Pipeline(IssueTenModelTests.spec(countLimit: 2, policy: .lru)))
-        defer { model.shutdown() }
-        for key in ["a", "b", "c", "d"] { _ = await model.execute(.get(key: key)) }
-        model.tick(now: .now + .seconds(2))
-        let line = model.events.first { $0.text.hasPrefix("L1 evicted") }?.text
-        #expect(line == "L1 evicted 2 entries (least recently used; over its capacity or count limit)",
-                "\(model.events.prefix(3).map(\.text))")
-        model.tick(now: .now + .seconds(4))
-        #expect(model.events.filter { $0.text.hasPrefix("L1 evicted") }.count == 1, "no new evictions, no new line")
+        await model.withShutdown {
+            for key in ["a", "b", "c", "d"] { _ = await model.execute(.get(key: key)) }
+            model.tick(now: .now + .seconds(2))
+            let line = model.events.first { $0.text.hasPrefix("L1 evicted") }?.text
+            #expect(line == "L1 evicted 2 entries (least recently used; over its capacity or count limit)",
+                    "\(model.events.prefix(3).map(\.text))")
+            model.tick(now: .now + .seconds(4))
+            #expect(model.events.filter { $0.text.hasPrefix("L1 evicted") }.count == 1, "no new evictions, no new line")
+        }
     }
 
     /// The reason follows the level's policy: an adaptive level's evictions
@@ -25,12 +26,13 @@ import Testing
             LevelSpec(name: "origin", kind: .origin(latency: .zero, jitter: .zero, failureRate: 0, valueSize: 8)),
         ])
         let model = ExplorerModel(pipeline: try Pipeline(spec))
-        defer { model.shutdown() }
-        for key in ["a", "b", "c", "d", "e"] { _ = await model.execute(.get(key: key)) }
-        await model.pipeline.cache.waitForPendingWrites()
-        model.tick(now: .now + .seconds(2))
-        let line = model.events.first { $0.text.hasPrefix("L1 evicted") }?.text
-        #expect(line?.hasSuffix("(least often requested, or declined on arrival; over its capacity or count limit)") == true,
-                "\(model.events.prefix(4).map(\.text))")
+        await model.withShutdown {
+            for key in ["a", "b", "c", "d", "e"] { _ = await model.execute(.get(key: key)) }
+            await model.pipeline.cache.waitForPendingWrites()
+            model.tick(now: .now + .seconds(2))
+            let line = model.events.first { $0.text.hasPrefix("L1 evicted") }?.text
+            #expect(line?.hasSuffix("(least often requested, or declined on arrival; over its capacity or count limit)") == true,
+                    "\(model.events.prefix(4).map(\.text))")
+        }
     }
 }

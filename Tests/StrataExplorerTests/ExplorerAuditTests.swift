@@ -115,33 +115,36 @@ import Testing
     /// sequence in a value reaches the terminal.
     @Test func runEchoesNoControlCharacters() async throws {
         let model = try Self.model("levels:\n  - kind: memory\n    capacity: 1KiB\n")
-        defer { model.shutdown() }
-        let output = Lines()
-        let runner = ScriptRunner(model: model, write: { output.append($0) }, writeError: { output.append($0) })
-        _ = await runner.run(lines: ["set k \u{1B}[2Jvalue", "theme \u{1B}]0;owned\u{7}"], source: "script")
-        let text = output.all.joined(separator: "\n")
-        #expect(!text.unicodeScalars.contains { $0.properties.generalCategory == .control && $0 != "\n" },
-                "\(text.debugDescription)")
+        await model.withShutdown {
+            let output = Lines()
+            let runner = ScriptRunner(model: model, write: { output.append($0) }, writeError: { output.append($0) })
+            _ = await runner.run(lines: ["set k \u{1B}[2Jvalue", "theme \u{1B}]0;owned\u{7}"], source: "script")
+            let text = output.all.joined(separator: "\n")
+            #expect(!text.unicodeScalars.contains { $0.properties.generalCategory == .control && $0 != "\n" },
+                    "\(text.debugDescription)")
+        }
     }
 
     /// The statistics table pads with `padding(toLength:)`, which counts UTF-16
     /// units, to widths counted in characters: a level name outside the BMP is cut.
     @Test func runTableKeepsWholeLevelNames() async throws {
         let model = try Self.model("levels:\n  - kind: memory\n    capacity: 1KiB\n    name: 🚀🚀🚀🚀🚀🚀\n")
-        defer { model.shutdown() }
-        let runner = ScriptRunner(model: model, write: { _ in }, writeError: { _ in })
-        #expect(runner.statisticsTable().contains("🚀🚀🚀🚀🚀🚀"), "\(runner.statisticsTable())")
+        await model.withShutdown {
+            let runner = ScriptRunner(model: model, write: { _ in }, writeError: { _ in })
+            #expect(runner.statisticsTable().contains("🚀🚀🚀🚀🚀🚀"), "\(runner.statisticsTable())")
+        }
     }
 
     /// A script saved with a UTF-8 byte-order mark fails on line 1 with
     /// `unknown command '\u{FEFF}get'` (the mark is invisible in the message).
     @Test func runAcceptsAByteOrderMark() async throws {
         let model = try Self.model("levels:\n  - kind: memory\n    capacity: 1KiB\n")
-        defer { model.shutdown() }
-        let errors = Lines()
-        let runner = ScriptRunner(model: model, write: { _ in }, writeError: { errors.append($0) })
-        let failures = await runner.run(lines: ScriptRunner.lines(of: "\u{FEFF}get a\r\n# done\r\n"), source: "s")
-        #expect(failures == 0, "\(errors.all)")
+        await model.withShutdown {
+            let errors = Lines()
+            let runner = ScriptRunner(model: model, write: { _ in }, writeError: { errors.append($0) })
+            let failures = await runner.run(lines: ScriptRunner.lines(of: "\u{FEFF}get a\r\n# done\r\n"), source: "s")
+            #expect(failures == 0, "\(errors.all)")
+        }
     }
 
     // MARK: Themes

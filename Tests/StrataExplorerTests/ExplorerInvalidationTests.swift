@@ -15,15 +15,16 @@ import Testing
             LevelSpec(name: "origin", kind: .origin(latency: .zero, jitter: .zero, failureRate: 0, valueSize: 16)),
         ])
         let model = ExplorerModel(pipeline: try Pipeline(spec))
-        defer { model.shutdown() }
-        #expect(await model.execute(.set(key: "user:7", value: "mine")).isError == false)
-        #expect(model.panes()[0].entries == 1)
-        // Another process's disk level on the same directory (same name, so the same files).
-        let other = try DiskCacheLevel<String, Data>(name: "L2", directory: dir.url, capacity: 1 << 20)
-        try await other.set(Data("theirs".utf8), forKey: "user:7")
-        #expect(await Self.poll { model.panes()[0].entries == 0 }, "L1 kept the value another process replaced")
-        #expect(await Self.poll { model.events.contains { $0.text == "invalidated user:7 (by another client, via L2)" } })
-        #expect(await model.execute(.get(key: "user:7")).message.hasSuffix("\"theirs\""))
+        try await model.withShutdown {
+            #expect(await model.execute(.set(key: "user:7", value: "mine")).isError == false)
+            #expect(model.panes()[0].entries == 1)
+            // Another process's disk level on the same directory (same name, so the same files).
+            let other = try DiskCacheLevel<String, Data>(name: "L2", directory: dir.url, capacity: 1 << 20)
+            try await other.set(Data("theirs".utf8), forKey: "user:7")
+            #expect(await Self.poll { model.panes()[0].entries == 0 }, "L1 kept the value another process replaced")
+            #expect(await Self.poll { model.events.contains { $0.text == "invalidated user:7 (by another client, via L2)" } })
+            #expect(await model.execute(.get(key: "user:7")).message.hasSuffix("\"theirs\""))
+        }
     }
 
     /// Polls `condition` until it holds or 10 s pass (the change arrives from

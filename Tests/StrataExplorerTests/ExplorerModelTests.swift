@@ -16,154 +16,164 @@ import Testing
 
     @Test func getLogsThePathThroughEveryLevel() async throws {
         let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
-        defer { model.shutdown() }
-        let first = await model.execute(.get(key: "user:7"))
-        #expect(!first.isError)
-        #expect(first.message.hasPrefix("get user:7: 64 bytes from origin"))
-        let line = model.events[0].text
-        // A level's latency shows once it reaches 1 ms (a busy machine), so match around it.
-        #expect(line.hasPrefix("get user:7  L1 miss") && line.contains(" → L2 miss") && line.contains(" → origin hit"), "\(line)")
-        #expect(line.contains("back-filled"))
-        #expect(line.contains("L1") && line.hasSuffix("L2") || line.hasSuffix("L1"))
-        let second = await model.execute(.get(key: "user:7"))
-        #expect(second.message.contains("from L1"))
-        let panes = model.panes()
-        #expect(panes[0].stats.gets == 2 && panes[0].stats.hits == 1 && panes[0].stats.backfills == 1)
-        #expect(panes[2].stats.gets == 1)
-        #expect(panes[0].entries == 1)
+        await model.withShutdown {
+            let first = await model.execute(.get(key: "user:7"))
+            #expect(!first.isError)
+            #expect(first.message.hasPrefix("get user:7: 64 bytes from origin"))
+            let line = model.events[0].text
+            // A level's latency shows once it reaches 1 ms (a busy machine), so match around it.
+            #expect(line.hasPrefix("get user:7  L1 miss") && line.contains(" → L2 miss") && line.contains(" → origin hit"), "\(line)")
+            #expect(line.contains("back-filled"))
+            #expect(line.contains("L1") && line.hasSuffix("L2") || line.hasSuffix("L1"))
+            let second = await model.execute(.get(key: "user:7"))
+            #expect(second.message.contains("from L1"))
+            let panes = model.panes()
+            #expect(panes[0].stats.gets == 2 && panes[0].stats.hits == 1 && panes[0].stats.backfills == 1)
+            #expect(panes[2].stats.gets == 1)
+            #expect(panes[0].entries == 1)
+        }
     }
 
     @Test func missesSetsRemovesAndClears() async throws {
         let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
-        defer { model.shutdown() }
-        #expect(await model.execute(.get(key: "missing:x")).message == "get missing:x: not found in any level")
-        #expect(await model.execute(.set(key: "k", value: "hello")).message == "set k: 5 bytes written")
-        #expect(await model.execute(.get(key: "k")).message.hasSuffix("\"hello\""))
-        #expect(!(await model.execute(.remove(key: "k"))).isError)
-        #expect(model.panes()[0].entries == 0)
-        let unknown = await model.execute(.clear(level: "L9"))
-        #expect(unknown == CommandOutcome("no level named 'L9' (levels: L1, L2, origin)", isError: true))
-        _ = await model.execute(.set(key: "a", value: "1"))
-        #expect(await model.execute(.clear(level: "L2")).message == "cleared L2")
-        #expect(model.panes()[1].entries == 0 && model.panes()[0].entries == 1)
+        await model.withShutdown {
+            #expect(await model.execute(.get(key: "missing:x")).message == "get missing:x: not found in any level")
+            #expect(await model.execute(.set(key: "k", value: "hello")).message == "set k: 5 bytes written")
+            #expect(await model.execute(.get(key: "k")).message.hasSuffix("\"hello\""))
+            #expect(!(await model.execute(.remove(key: "k"))).isError)
+            #expect(model.panes()[0].entries == 0)
+            let unknown = await model.execute(.clear(level: "L9"))
+            #expect(unknown == CommandOutcome("no level named 'L9' (levels: L1, L2, origin)", isError: true))
+            _ = await model.execute(.set(key: "a", value: "1"))
+            #expect(await model.execute(.clear(level: "L2")).message == "cleared L2")
+            #expect(model.panes()[1].entries == 0 && model.panes()[0].entries == 1)
+        }
     }
 
     @Test func warnEmptiesMemoryButNotDisk() async throws {
         let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
-        defer { model.shutdown() }
-        for i in 0..<5 { _ = await model.execute(.get(key: "k\(i)")) }
-        #expect(model.panes()[0].entries == 5)
-        _ = await model.execute(.warn)
-        #expect(model.panes()[0].entries == 0)
-        #expect(model.panes()[1].entries == 5)
-        #expect(model.events[0].text == "memory warning → L1 5→0")
+        await model.withShutdown {
+            for i in 0..<5 { _ = await model.execute(.get(key: "k\(i)")) }
+            #expect(model.panes()[0].entries == 5)
+            _ = await model.execute(.warn)
+            #expect(model.panes()[0].entries == 0)
+            #expect(model.panes()[1].entries == 5)
+            #expect(model.events[0].text == "memory warning → L1 5→0")
+        }
     }
 
     @Test func togglesSkipLevels() async throws {
         let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
-        defer { model.shutdown() }
-        #expect(await model.execute(.toggle(name: "memory")).message == "memory is off")
-        _ = await model.execute(.get(key: "a"))
-        #expect(model.panes()[0].stats.gets == 0 && model.panes()[0].entries == 0)
-        #expect(model.panes()[0].conditionOn == false)
-        let bad = await model.execute(.toggle(name: "nope"))
-        #expect(bad.isError && bad.message.contains("toggles: memory, disk"))
+        await model.withShutdown {
+            #expect(await model.execute(.toggle(name: "memory")).message == "memory is off")
+            _ = await model.execute(.get(key: "a"))
+            #expect(model.panes()[0].stats.gets == 0 && model.panes()[0].entries == 0)
+            #expect(model.panes()[0].conditionOn == false)
+            let bad = await model.execute(.toggle(name: "nope"))
+            #expect(bad.isError && bad.message.contains("toggles: memory, disk"))
+        }
     }
 
     @Test func workloadRunsForItsDurationAndStops() async throws {
         let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
-        defer { model.shutdown() }
-        _ = await model.execute(.load(pattern: .zipf, keys: 50, rate: 400, seconds: 0.5))
-        let workload = try #require(model.workload)
-        await workload.finished()
-        // SECONDS is a time limit (issue 10, D5): at most the 200 gets due in
-        // 0.5 s, fewer (even none) when the machine is too busy to send them in time.
-        #expect(workload.completed <= 200, "\(workload.completed) gets")
-        #expect(model.panes()[0].stats.gets == workload.completed)
-        if workload.completed >= 150 {
-            #expect(model.panes()[0].stats.hits > workload.completed / 2, "zipf over 50 keys mostly hits after warm-up")
+        try await model.withShutdown {
+            _ = await model.execute(.load(pattern: .zipf, keys: 50, rate: 400, seconds: 0.5))
+            let workload = try #require(model.workload)
+            await workload.finished()
+            // SECONDS is a time limit (issue 10, D5): at most the 200 gets due in
+            // 0.5 s, fewer (even none) when the machine is too busy to send them in time.
+            #expect(workload.completed <= 200, "\(workload.completed) gets")
+            #expect(model.panes()[0].stats.gets == workload.completed)
+            if workload.completed >= 150 {
+                #expect(model.panes()[0].stats.hits > workload.completed / 2, "zipf over 50 keys mostly hits after warm-up")
+            }
+            #expect(await model.execute(.loadStop).isError, "nothing running any more")
+            _ = await model.execute(.load(pattern: .uniform, keys: 10, rate: 1000, seconds: nil))
+            #expect(await model.execute(.loadStop).message == "workload stopped")
         }
-        #expect(await model.execute(.loadStop).isError, "nothing running any more")
-        _ = await model.execute(.load(pattern: .uniform, keys: 10, rate: 1000, seconds: nil))
-        #expect(await model.execute(.loadStop).message == "workload stopped")
     }
 
     @Test func pauseFreezesFiguresAndResetZeroes() async throws {
         let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
-        defer { model.shutdown() }
-        _ = await model.execute(.get(key: "a"))
-        _ = await model.execute(.pause)
-        _ = await model.execute(.get(key: "b"))
-        #expect(model.panes()[0].stats.gets == 1, "frozen while paused")
-        _ = await model.execute(.resume)
-        #expect(model.panes()[0].stats.gets == 2)
-        _ = await model.execute(.reset)
-        #expect(model.panes().allSatisfy { $0.stats.gets == 0 })
+        await model.withShutdown {
+            _ = await model.execute(.get(key: "a"))
+            _ = await model.execute(.pause)
+            _ = await model.execute(.get(key: "b"))
+            #expect(model.panes()[0].stats.gets == 1, "frozen while paused")
+            _ = await model.execute(.resume)
+            #expect(model.panes()[0].stats.gets == 2)
+            _ = await model.execute(.reset)
+            #expect(model.panes().allSatisfy { $0.stats.gets == 0 })
+        }
     }
 
     @Test func ratesAndSparklinesAdvancePerSecond() async throws {
         let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
-        defer { model.shutdown() }
-        let start = ContinuousClock.now
-        model.tick(now: start)
-        for _ in 0..<4 { _ = await model.execute(.get(key: "same")) }
-        model.tick(now: start + .seconds(2))
-        let l1 = model.panes()[0]
-        #expect(l1.sparkline.count == 1)
-        #expect(l1.sparkline[0] == 0.75)
-        #expect(l1.getsPerSecond > 0)
-        #expect(l1.getsHistory == [l1.getsPerSecond], "gets/s graph: one point per second")
-        #expect(l1.p99History.count == 1)
+        await model.withShutdown {
+            let start = ContinuousClock.now
+            model.tick(now: start)
+            for _ in 0..<4 { _ = await model.execute(.get(key: "same")) }
+            model.tick(now: start + .seconds(2))
+            let l1 = model.panes()[0]
+            #expect(l1.sparkline.count == 1)
+            #expect(l1.sparkline[0] == 0.75)
+            #expect(l1.getsPerSecond > 0)
+            #expect(l1.getsHistory == [l1.getsPerSecond], "gets/s graph: one point per second")
+            #expect(l1.p99History.count == 1)
+        }
     }
 
     /// The zoomed pane's p99 graph is per second (the histogram's difference
     /// over the window), and its histogram covers every timed get since a reset.
     @Test func p99IsPerSecondAndTheHistogramCoversEveryTimedGet() async throws {
         let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
-        defer { model.shutdown() }
-        let start = ContinuousClock.now
-        model.tick(now: start)
-        // One get in 16 is timed, at random: 400 gets leave none untimed with
-        // probability (15/16)^400, about 6e-12.
-        for _ in 0..<400 { _ = await model.execute(.get(key: "same")) }
-        model.tick(now: start + .seconds(1))
-        model.tick(now: start + .seconds(2))  // a second without gets
-        let l1 = model.panes()[0]
-        #expect(l1.p99History.count == 2)
-        #expect(l1.p99History[0] != nil && l1.p99History[1] == nil, "\(l1.p99History)")
-        let timed = l1.latency?.total ?? 0
-        #expect(timed > 0 && timed <= 400)
-        _ = await model.execute(.reset)
-        #expect(model.panes()[0].latency?.total == 0 && model.panes()[0].p99History.isEmpty)
+        await model.withShutdown {
+            let start = ContinuousClock.now
+            model.tick(now: start)
+            // One get in 16 is timed, at random: 400 gets leave none untimed with
+            // probability (15/16)^400, about 6e-12.
+            for _ in 0..<400 { _ = await model.execute(.get(key: "same")) }
+            model.tick(now: start + .seconds(1))
+            model.tick(now: start + .seconds(2))  // a second without gets
+            let l1 = model.panes()[0]
+            #expect(l1.p99History.count == 2)
+            #expect(l1.p99History[0] != nil && l1.p99History[1] == nil, "\(l1.p99History)")
+            let timed = l1.latency?.total ?? 0
+            #expect(timed > 0 && timed <= 400)
+            _ = await model.execute(.reset)
+            #expect(model.panes()[0].latency?.total == 0 && model.panes()[0].p99History.isEmpty)
+        }
     }
 
     @Test func hugeValueIsATypedErrorAndLosesNothing() async throws {
         let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec()))
-        defer { model.shutdown() }
-        _ = await model.execute(.set(key: "big", value: "small"))
-        let huge = String(repeating: "x", count: 100 * 1024)  // above L1's 64 KiB capacity
-        let outcome = await model.execute(.set(key: "big", value: huge))
-        #expect(outcome.isError)
-        #expect(outcome.message.contains("L1") && outcome.message.contains("valueTooLarge"), "\(outcome.message)")
-        #expect(model.events[0].isError)
-        // L1 dropped its earlier value (it must never answer with what the set
-        // replaced); the disk level, which had room, took the new one.
-        let after = await model.execute(.get(key: "big")).message
-        #expect(after.contains("102400 bytes from L2"), "\(after)")
+        await model.withShutdown {
+            _ = await model.execute(.set(key: "big", value: "small"))
+            let huge = String(repeating: "x", count: 100 * 1024)  // above L1's 64 KiB capacity
+            let outcome = await model.execute(.set(key: "big", value: huge))
+            #expect(outcome.isError)
+            #expect(outcome.message.contains("L1") && outcome.message.contains("valueTooLarge"), "\(outcome.message)")
+            #expect(model.events[0].isError)
+            // L1 dropped its earlier value (it must never answer with what the set
+            // replaced); the disk level, which had room, took the new one.
+            let after = await model.execute(.get(key: "big")).message
+            #expect(after.contains("102400 bytes from L2"), "\(after)")
+        }
     }
 
     @Test func levelErrorsReachThePaneAndTheLog() async throws {
         let model = ExplorerModel(pipeline: try Pipeline(Self.quickSpec(failureRate: 1)))
-        defer { model.shutdown() }
-        let outcome = await model.execute(.get(key: "k"))
-        #expect(outcome.isError)
-        #expect(model.events[0].isError)
-        #expect(model.events[0].text.contains("origin error"))
-        #expect(model.events[0].text.contains("(simulated origin failure) → failed"))
-        #expect(model.panes()[2].lastError == "get k: simulated origin failure")
-        // Nothing stored was lost: a value set earlier is still there.
-        _ = await model.execute(.set(key: "kept", value: "v"))
-        #expect(await model.execute(.get(key: "kept")).message.contains("from L1"))
+        await model.withShutdown {
+            let outcome = await model.execute(.get(key: "k"))
+            #expect(outcome.isError)
+            #expect(model.events[0].isError)
+            #expect(model.events[0].text.contains("origin error"))
+            #expect(model.events[0].text.contains("(simulated origin failure) → failed"))
+            #expect(model.panes()[2].lastError == "get k: simulated origin failure")
+            // Nothing stored was lost: a value set earlier is still there.
+            _ = await model.execute(.set(key: "kept", value: "v"))
+            #expect(await model.execute(.get(key: "kept")).message.contains("from L1"))
+        }
     }
 }
 
@@ -182,14 +192,15 @@ import Testing
             pooled: true
         """
         let model = ExplorerModel(pipeline: try Pipeline(try PipelineFile.parse(text, file: "http.yaml")))
-        defer { model.shutdown() }
-        let hit = await model.execute(.get(key: "value/abc"))
-        #expect(hit.message.hasSuffix("\"value:abc\""), "\(hit)")
-        #expect(await model.execute(.get(key: "status/404")).message == "get status/404: not found in any level")
-        let failed = await model.execute(.get(key: "status/500"))
-        #expect(failed.isError && failed.message.contains("HTTP 500"))
-        #expect(model.panes()[1].lastError?.contains("HTTP 500") == true)
-        await server.stop()
+        await model.withShutdown {
+            let hit = await model.execute(.get(key: "value/abc"))
+            #expect(hit.message.hasSuffix("\"value:abc\""), "\(hit)")
+            #expect(await model.execute(.get(key: "status/404")).message == "get status/404: not found in any level")
+            let failed = await model.execute(.get(key: "status/500"))
+            #expect(failed.isError && failed.message.contains("HTTP 500"))
+            #expect(model.panes()[1].lastError?.contains("HTTP 500") == true)
+            await server.stop()
+        }
     }
 }
 
@@ -211,22 +222,23 @@ import Testing
             latency: 1ms
         """
         let model = ExplorerModel(pipeline: try Pipeline(try PipelineFile.parse(text, file: "redis.yaml")))
-        defer { model.shutdown() }
-        // Subscribed first: a subscription confirmed during the first get
-        // reports "anything may have changed" (the level was used while
-        // unsubscribed), which rightly drops that get's back-fill.
-        #expect(await ExplorerInvalidationTests.poll { !model.panes()[1].configuration.contains("not subscribed") })
-        _ = await model.execute(.get(key: "user:1"))
-        #expect(model.events[0].text.contains("shared miss"))
-        #expect(model.events[0].text.contains("back-filled"))
-        _ = await model.execute(.clear(level: "L1"))
-        let second = await model.execute(.get(key: "user:1"))
-        #expect(second.message.contains("from shared"), "\(second)")
-        await server.kill()
-        _ = await model.execute(.clear(level: "L1"))
-        let outage = await model.execute(.get(key: "user:1"))
-        #expect(outage.message.contains("from origin"), "Redis down: the get falls through (\(outage))")
-        #expect(model.panes()[1].lastError != nil)
+        await model.withShutdown {
+            // Subscribed first: a subscription confirmed during the first get
+            // reports "anything may have changed" (the level was used while
+            // unsubscribed), which rightly drops that get's back-fill.
+            #expect(await ExplorerInvalidationTests.poll { !model.panes()[1].configuration.contains("not subscribed") })
+            _ = await model.execute(.get(key: "user:1"))
+            #expect(model.events[0].text.contains("shared miss"))
+            #expect(model.events[0].text.contains("back-filled"))
+            _ = await model.execute(.clear(level: "L1"))
+            let second = await model.execute(.get(key: "user:1"))
+            #expect(second.message.contains("from shared"), "\(second)")
+            await server.kill()
+            _ = await model.execute(.clear(level: "L1"))
+            let outage = await model.execute(.get(key: "user:1"))
+            #expect(outage.message.contains("from origin"), "Redis down: the get falls through (\(outage))")
+            #expect(model.panes()[1].lastError != nil)
+        }
     }
 }
 
@@ -265,19 +277,20 @@ import Testing
             LevelSpec(name: "origin", kind: .origin(latency: .zero, jitter: .zero, failureRate: 0, valueSize: 8)),
         ])
         let model = ExplorerModel(pipeline: try Pipeline(spec))
-        defer { model.shutdown() }
-        _ = await model.execute(.get(key: "k"))
-        await model.pipeline.cache.waitForPendingWrites()
-        // The TTL is wall-clock time: ask until it has passed (at most 5 s).
-        let deadline = ContinuousClock.now + .seconds(5)
-        var line = ""
-        while ContinuousClock.now < deadline {
+        try await model.withShutdown {
             _ = await model.execute(.get(key: "k"))
-            line = model.events.first { $0.text.hasPrefix("get k ") }?.text ?? ""
-            if line.contains("L1 miss (expired)") { break }
             await model.pipeline.cache.waitForPendingWrites()
-            try await Task.sleep(for: .milliseconds(20))
+            // The TTL is wall-clock time: ask until it has passed (at most 5 s).
+            let deadline = ContinuousClock.now + .seconds(5)
+            var line = ""
+            while ContinuousClock.now < deadline {
+                _ = await model.execute(.get(key: "k"))
+                line = model.events.first { $0.text.hasPrefix("get k ") }?.text ?? ""
+                if line.contains("L1 miss (expired)") { break }
+                await model.pipeline.cache.waitForPendingWrites()
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(line.contains("L1 miss (expired) → origin hit"), "\(line)")
         }
-        #expect(line.contains("L1 miss (expired) → origin hit"), "\(line)")
     }
 }

@@ -31,18 +31,19 @@ import Testing
         let spec = try PipelineFile.parse(Self.file, file: "policies.yaml")
         #expect(spec.levels.map(\.policy) == [.adaptive, .lru, .adaptive, nil])
         let model = ExplorerModel(pipeline: try Pipeline(spec))
-        defer { model.shutdown() }
-        // More distinct keys than L1 holds, so admission has to decide.
-        for i in 0..<200 { _ = await model.execute(.get(key: "k\(i % 120)")) }
-        let panes = model.panes()
-        #expect(panes[0].summary.hasPrefix("memory · adaptive"))
-        #expect(panes[1].summary.hasPrefix("memory · lru"))
-        #expect(panes[0].configuration.contains("window ") && panes[0].configuration.contains("declined "),
-                "L1: \(panes[0].configuration)")
-        #expect(!panes[1].configuration.contains("declined"))
-        #expect(panes[2].summary.hasPrefix("disk · adaptive"), "\(panes[2].summary)")
-        #expect(panes[2].configuration.contains("window ") && panes[2].configuration.contains("declined "),
-                "disk: \(panes[2].configuration)")
+        await model.withShutdown {
+            // More distinct keys than L1 holds, so admission has to decide.
+            for i in 0..<200 { _ = await model.execute(.get(key: "k\(i % 120)")) }
+            let panes = model.panes()
+            #expect(panes[0].summary.hasPrefix("memory · adaptive"))
+            #expect(panes[1].summary.hasPrefix("memory · lru"))
+            #expect(panes[0].configuration.contains("window ") && panes[0].configuration.contains("declined "),
+                    "L1: \(panes[0].configuration)")
+            #expect(!panes[1].configuration.contains("declined"))
+            #expect(panes[2].summary.hasPrefix("disk · adaptive"), "\(panes[2].summary)")
+            #expect(panes[2].configuration.contains("window ") && panes[2].configuration.contains("declined "),
+                    "disk: \(panes[2].configuration)")
+        }
     }
 
     @Test func anUnknownPolicyIsAnErrorNamingFileAndLine() {
@@ -57,16 +58,17 @@ import Testing
     /// A `:set` that a full adaptive level declines says so (the set itself succeeded).
     @Test func aDeclinedSetIsNamedInTheLog() async throws {
         let model = ExplorerModel(pipeline: try Pipeline(try PipelineFile.parse(Self.file, file: "policies.yaml")))
-        defer { model.shutdown() }
-        // Five rounds: the sketch's estimates depend on the per-process hash
-        // seed, and with three a collision let the newcomer in about one
-        // process in ten.
-        for _ in 0..<5 {
-            for i in 0..<40 { _ = await model.execute(.get(key: "k\(i)")) }
-            await model.pipeline.cache.waitForPendingWrites()
+        await model.withShutdown {
+            // Five rounds: the sketch's estimates depend on the per-process hash
+            // seed, and with three a collision let the newcomer in about one
+            // process in ten.
+            for _ in 0..<5 {
+                for i in 0..<40 { _ = await model.execute(.get(key: "k\(i)")) }
+                await model.pipeline.cache.waitForPendingWrites()
+            }
+            let outcome = await model.execute(.set(key: "newcomer", value: String(repeating: "x", count: 100)))
+            #expect(outcome.message.hasPrefix("set newcomer: 100 bytes written (declined by L1"), "\(outcome.message)")
+            #expect(model.events.contains { $0.text.contains("→ written to every level (declined by L1") })
         }
-        let outcome = await model.execute(.set(key: "newcomer", value: String(repeating: "x", count: 100)))
-        #expect(outcome.message.hasPrefix("set newcomer: 100 bytes written (declined by L1"), "\(outcome.message)")
-        #expect(model.events.contains { $0.text.contains("→ written to every level (declined by L1") })
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 @Suite struct PipelineFileTests {
-    @Test func exampleFileParsesAndBuilds() throws {
+    @Test func exampleFileParsesAndBuilds() async throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../Examples/pipeline.yaml").standardized.path
         let spec = try PipelineFile.load(path: path)
@@ -14,9 +14,9 @@ import Testing
         #expect(spec.levels[2].pooled && spec.levels[2].capRequests == 16)
         #expect(spec.levels[0].summary == "memory · adaptive · ttl 30s · cond:memory", "the default policy is named")
         let pipeline = try Pipeline(spec)
-        defer { pipeline.removeTemporaryFiles() }
         #expect(pipeline.toggles.map(\.name) == ["memory", "disk"])
         #expect(spec.tree.contains("└─ origin: origin, simulated, latency 60ms ± 20ms"))
+        await pipeline.shutdown()
     }
 
     @Test(arguments: [

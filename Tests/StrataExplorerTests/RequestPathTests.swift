@@ -7,16 +7,17 @@ import Testing
 @Suite struct RequestPathTests {
     @Test func aLevelWhoseConditionIsOffShowsAsSkippedByCondition() async throws {
         let model = ExplorerModel(pipeline: try Pipeline(ExplorerModelTests.quickSpec()))
-        defer { model.shutdown() }
-        _ = await model.execute(.toggle(name: "memory"))
-        _ = await model.execute(.get(key: "user:7"))
-        let line = model.events[0].text
-        #expect(line.hasPrefix("get user:7  L1 skipped by condition → L2 miss"), "\(line)")
-        _ = await model.execute(.toggle(name: "memory"))
-        _ = await model.execute(.toggle(name: "disk"))
-        _ = await model.execute(.get(key: "user:8"))
-        let second = model.events[0].text
-        #expect(second.hasPrefix("get user:8  L1 miss → L2 skipped by condition → origin hit"), "\(second)")
+        await model.withShutdown {
+            _ = await model.execute(.toggle(name: "memory"))
+            _ = await model.execute(.get(key: "user:7"))
+            let line = model.events[0].text
+            #expect(line.hasPrefix("get user:7  L1 skipped by condition → L2 miss"), "\(line)")
+            _ = await model.execute(.toggle(name: "memory"))
+            _ = await model.execute(.toggle(name: "disk"))
+            _ = await model.execute(.get(key: "user:8"))
+            let second = model.events[0].text
+            #expect(second.hasPrefix("get user:8  L1 miss → L2 skipped by condition → origin hit"), "\(second)")
+        }
     }
 
     @Test func levelsBelowTheHitAreNotSkipped() {

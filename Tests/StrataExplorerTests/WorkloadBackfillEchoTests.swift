@@ -25,24 +25,25 @@ import Testing
             latency: 1ms
         """
         let model = ExplorerModel(pipeline: try Pipeline(try PipelineFile.parse(text, file: "redis.yaml")))
-        defer { model.shutdown() }
-        #expect(await ExplorerInvalidationTests.poll { !model.panes()[1].configuration.contains("not subscribed") })
-        _ = await model.execute(.sample(0))
-        _ = await model.execute(.load(pattern: .loop, keys: 50, rate: 200, seconds: nil))
-        try await WorkloadSamplingTests.waitForGets(model, 50)
-        _ = await model.execute(.loadStop)
-        // A fence: another client's write, reported after every echo of the
-        // workload's back-fills (Redis reports changes in order).
-        let other = try RedisClient(url: server.url)
-        _ = try await other.send("SET", "echo:fence", "x")
-        #expect(await ExplorerInvalidationTests.poll {
-            model.events.contains { $0.text.contains("invalidated fence (by another client") }
-        })
-        await other.shutdown()
-        // Nobody but this explorer writes the other keys.
-        let blamed = model.events.filter { $0.text.contains("by another client") && !$0.text.contains("fence") }.map(\.text)
-        #expect(blamed.isEmpty, "\(blamed.count) lines, e.g. \(blamed.prefix(3))")
-        #expect(model.events.contains { $0.text.contains("echo of this explorer's back-fill") })
-        await server.kill()
+        try await model.withShutdown {
+            #expect(await ExplorerInvalidationTests.poll { !model.panes()[1].configuration.contains("not subscribed") })
+            _ = await model.execute(.sample(0))
+            _ = await model.execute(.load(pattern: .loop, keys: 50, rate: 200, seconds: nil))
+            try await WorkloadSamplingTests.waitForGets(model, 50)
+            _ = await model.execute(.loadStop)
+            // A fence: another client's write, reported after every echo of the
+            // workload's back-fills (Redis reports changes in order).
+            let other = try RedisClient(url: server.url)
+            _ = try await other.send("SET", "echo:fence", "x")
+            #expect(await ExplorerInvalidationTests.poll {
+                model.events.contains { $0.text.contains("invalidated fence (by another client") }
+            })
+            await other.shutdown()
+            // Nobody but this explorer writes the other keys.
+            let blamed = model.events.filter { $0.text.contains("by another client") && !$0.text.contains("fence") }.map(\.text)
+            #expect(blamed.isEmpty, "\(blamed.count) lines, e.g. \(blamed.prefix(3))")
+            #expect(model.events.contains { $0.text.contains("echo of this explorer's back-fill") })
+            await server.kill()
+        }
     }
 }

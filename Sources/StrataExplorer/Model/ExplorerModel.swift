@@ -479,10 +479,16 @@ public final class ExplorerModel: Sendable {
         return "\"" + clean + (data.count > 48 ? "…" : "") + "\""
     }
 
-    /// Stops the workload and removes temporary directories.
-    public func shutdown() {
-        state.withLock { $0.workload }?.stop()
-        pipeline.removeTemporaryFiles()
+    /// Stops the workload and waits for its gets and their back-fills, then
+    /// shuts the pipeline down (``Pipeline/shutdown()``: its disk levels
+    /// retired, then its temporary directories deleted). Every way out of
+    /// the explorer calls it.
+    public func shutdown() async {
+        let workload = state.withLock { $0.workload }
+        workload?.stop()
+        await workload?.finished()
+        await pipeline.cache.waitForPendingWrites()
+        await pipeline.shutdown()
     }
 }
 

@@ -59,20 +59,31 @@ public final class Pipeline: Sendable {
     public let cache: BasicCache<String, Data>
     /// Toggles in order of first use (keys 1–9 flip them).
     public let toggles: [Toggle]
+    /// The directories of the disk levels given no path (deleted by ``shutdown()``).
     let temporaryDirectories: [URL]
+    /// Every disk level, retired by ``shutdown()`` before the directories go.
+    let diskLevels: [DiskCacheLevel<String, Data>]
 
     public init(_ spec: PipelineSpec) throws {
         self.spec = spec
         var toggles: [Toggle] = []
         var levels: [LiveLevel] = []
+        var disks: [DiskCacheLevel<String, Data>] = []
         var temporary: [URL] = []
         for level in spec.levels {
             let toggle = level.condition.map { name in
                 toggles.first { $0.name == name } ?? { let t = Toggle(name: name); toggles.append(t); return t }()
             }
             do {
-                levels.append(try Self.build(level, toggle: toggle, temporary: &temporary))
-            } catch var error as PipelineBuildError {
+                levels.append(try Self.build(level, toggle: toggle, disks: &disks, temporary: &temporary))
+            } catch {
+                // The levels built so far go: nothing has used them (no
+                // composition, no operation in flight), so none of them
+                // touches its directory again, and theirs are deleted.
+                levels = []
+                disks = []
+                Self.removeDirectories(temporary)
+                guard var error = error as? PipelineBuildError else { throw error }
                 error.file = spec.file
                 error.line = level.line
                 throw error
@@ -81,14 +92,23 @@ public final class Pipeline: Sendable {
         self.levels = levels
         self.toggles = toggles
         self.temporaryDirectories = temporary
+        self.diskLevels = disks
         var composed = levels[0].cache
         for level in levels.dropFirst() { composed = (composed + level.cache).normalize() }
         self.cache = composed
     }
 
-    /// Deletes the temporary directories this pipeline created.
-    public func removeTemporaryFiles() {
-        for url in temporaryDirectories { try? FileManager.default.removeItem(at: url) }
+    /// Shuts the disk levels down (``DiskCacheLevel/shutdown()``: they wait
+    /// for their operations in progress and write nothing more), then
+    /// deletes the temporary directories this pipeline created. Call it on
+    /// every way out; the pipeline's disk levels miss and refuse writes after it.
+    public func shutdown() async {
+        for disk in diskLevels { await disk.shutdown() }
+        Self.removeDirectories(temporaryDirectories)
+    }
+
+    static func removeDirectories(_ directories: [URL]) {
+        for url in directories { try? FileManager.default.removeItem(at: url) }
     }
 
     public func toggle(named name: String) -> Toggle? { toggles.first { $0.name == name } }
@@ -100,7 +120,8 @@ public final class Pipeline: Sendable {
         (window.map { String(format: "window %.0f%%", $0 * 100) } ?? "") + " · declined \(declined)"
     }
 
-    static func build(_ spec: LevelSpec, toggle: Toggle?, temporary: inout [URL]) throws -> LiveLevel {
+    static func build(_ spec: LevelSpec, toggle: Toggle?, disks: inout [DiskCacheLevel<String, Data>],
+                      temporary: inout [URL]) throws -> LiveLevel {
         // A spec from a file is checked as it is read; one made in code is
         // checked here, since the levels trap on a negative capacity and their
         // cost sums could overflow near Int.max.
@@ -147,6 +168,7 @@ public final class Pipeline: Sendable {
             } catch {
                 throw PipelineBuildError(level: spec.name, message: "\(error)")
             }
+            disks.append(disk)
             var live = finish(spec, disk, toggle: toggle, entries: { disk.count }, bytes: { disk.totalSize },
                               capacity: capacity, countLimit: nil)
             if disk.policy == .adaptive {

@@ -197,7 +197,12 @@ public final class ExplorerApp {
         }
     }
 
+    /// Gives the terminal back, then shuts the model down (its disk levels
+    /// retired before their temporary directories are deleted) and runs
+    /// `onExit`. Only the first call does anything.
     func stop(status: Int32) {
+        guard let onExit else { return }
+        self.onExit = nil
         timer?.cancel()
         timer = nil
         stdinSource?.cancel()
@@ -205,8 +210,11 @@ public final class ExplorerApp {
         backend.shutdown()
         LogRouter.shared.route(to: nil)
         historyFile?.save(input.history)
-        model.shutdown()
-        onExit?(status)
+        let model = self.model
+        Task {
+            await model.shutdown()
+            onExit(status)
+        }
     }
 }
 
