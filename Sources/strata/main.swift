@@ -4,6 +4,7 @@ import Logging
 import Strata
 import StrataExplorer
 import StrataSim
+import Synchronization
 
 /// `strata`: the interactive cache explorer.
 @main
@@ -221,8 +222,9 @@ struct Run: AsyncParsableCommand {
         } catch {
             fail("\(error)")  // a pipeline that failed to build deleted what it had made
         }
-        // Each way out below shuts the model down first (its disk
+        // Each way out below, and a signal, shuts the model down first (its disk
         // levels retired, then their temporary directories deleted).
+        let signals = ShutdownSignals(model: model)
         let text: String
         do { text = try readCommands() } catch {
             await model.shutdown()
@@ -236,6 +238,7 @@ struct Run: AsyncParsableCommand {
         let failures = await runner.run(lines: ScriptRunner.lines(of: text), source: script ?? "stdin")
         print(json ? runner.statisticsJSON() : "\n" + runner.statisticsTable())
         await model.shutdown()
+        signals.cancel()
         if failures > 0 { throw ExitCode(1) }
     }
 
@@ -263,6 +266,31 @@ struct Run: AsyncParsableCommand {
             }
         }
     }
+}
+
+/// While `strata run` runs: SIGINT, SIGTERM or SIGHUP shuts the model down
+/// and exits with 128 + the signal (a second signal exits at once).
+struct ShutdownSignals {
+    private static let received = Atomic<Bool>(false)
+    private let sources: [any DispatchSourceSignal]
+
+    init(model: ExplorerModel) {
+        sources = [SIGINT, SIGTERM, SIGHUP].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                if Self.received.exchange(true, ordering: .relaxed) { Foundation.exit(128 + number) }
+                Task {
+                    await model.shutdown()
+                    Foundation.exit(128 + number)
+                }
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    func cancel() { for source in sources { source.cancel() } }
 }
 
 /// `strata sim`: parses its options into a `SimulationRun` (StrataSim does the work).

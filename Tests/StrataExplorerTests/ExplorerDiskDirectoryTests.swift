@@ -62,6 +62,46 @@ import Glibc
         }
     }
 
+    /// Whether process `pid` catches or ignores signal `number` (its
+    /// `SigCgt` and `SigIgn` masks in /proc).
+    static func catchesOrIgnores(_ pid: Int32, _ number: Int32) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return false }
+        let bit = UInt64(1) << UInt64(number - 1)
+        return status.split(separator: "\n").contains { line in
+            guard line.hasPrefix("SigCgt:") || line.hasPrefix("SigIgn:"),
+                  let mask = UInt64(line.split(separator: "\t").last ?? "", radix: 16) else { return false }
+            return mask & bit != 0
+        }
+    }
+
+    /// `strata run` waiting for commands on stdin, stopped by a signal.
+    @Test(arguments: [SIGINT, SIGTERM, SIGHUP])
+    func runStoppedByASignalLeavesNoDirectory(_ number: Int32) async throws {
+        let config = try EndToEndTests.quickConfig()
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: EndToEndTests.binary)
+        process.arguments = ["run", "--config", config]
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { try? input.fileHandleForWriting.close() }
+        let pid = process.processIdentifier
+        let deadline = ContinuousClock.now + .seconds(20)
+        // Once the signal is caught or ignored, `run` has built its pipeline
+        // and set up its signal handling.
+        while !Self.catchesOrIgnores(pid, number), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(!Self.leftovers(of: pid).isEmpty, "L2's directory while it runs")
+        input.fileHandleForWriting.write(Data("load uniform 100000 1000\n".utf8))  // stdin stays open
+        kill(pid, number)
+        await process.exit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 128 + number,
+                "\(process.terminationReason == .exit ? "exit" : "signal") \(process.terminationStatus)")
+        #expect(Self.leftovers(of: pid).isEmpty, "left \(Self.leftovers(of: pid))")
+    }
+
     // MARK: The live explorer
 
     /// The id of the process whose environment holds `marker`.
