@@ -1110,14 +1110,23 @@ extension DifferentialCompositionTests {
     /// report of a back-fill that landed, with the value the outer
     /// composition holds. (Also: a `TaskLocal.withValue` around the read costs
     /// an executor hop per miss, `ExecutorTests`.)
+    /// `memory + (disk + origin)`, the origin answering `o-<key>`.
+    static func memoryOverNestedDisk(in root: TemporaryDirectory) throws -> (
+        MemoryCacheLevel<String, String>, DiskCacheLevel<String, String>,
+        ComposedCache<DiskCacheLevel<String, String>, BasicFetcher<String, String>>,
+        ComposedCache<MemoryCacheLevel<String, String>, ComposedCache<DiskCacheLevel<String, String>, BasicFetcher<String, String>>>
+    ) {
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let disk = try DiskCacheLevel<String, String>(directory: root.url, capacity: 1 << 20)
+        let inner = disk + BasicFetcher<String, String> { "o-\($0)" }
+        return (memory, disk, inner, memory + inner)
+    }
+
     @Test(arguments: ["get", "batch"])
     func aFirstReadFromTheOriginStaysInMemoryOverANestedDiskComposition(_ read: String) async throws {
         let root = TemporaryDirectory("strata-diff-echo")
         defer { root.remove() }
-        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
-        let disk = try DiskCacheLevel<String, String>(directory: root.url, capacity: 1 << 20)
-        let inner = disk + BasicFetcher<String, String> { "o-\($0)" }
-        let cache = memory + inner
+        let (memory, disk, _, cache) = try Self.memoryOverNestedDisk(in: root)
         if read == "get" {
             #expect(try await cache.get("k") == "o-k")
         } else {
@@ -1140,10 +1149,7 @@ extension DifferentialCompositionTests {
     @Test func aBackfillByAReadOfTheInnerCompositionAloneIsReportedToTheOuterOne() async throws {
         let root = TemporaryDirectory("strata-diff-echo")
         defer { root.remove() }
-        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
-        let disk = try DiskCacheLevel<String, String>(directory: root.url, capacity: 1 << 20)
-        let inner = disk + BasicFetcher<String, String> { "o-\($0)" }
-        let cache = memory + inner
+        let (memory, _, inner, cache) = try Self.memoryOverNestedDisk(in: root)
         try await memory.set("m", forKey: "k")
         #expect(try await inner.get("k") == "o-k")
         await inner.waitForPendingWrites()
