@@ -10,8 +10,9 @@ import Synchronization
 /// when no admitted operation is left, and stays so.
 final class DiskLevelGate: Sendable {
     private let word = Atomic<Int>(0)
-    /// Shutdowns waiting for the operations in progress.
-    private let waiters = Mutex<[CheckedContinuation<Void, Never>]>([])
+    /// Shutdowns waiting for the operations in progress (not cancellable:
+    /// a shutdown returns only once the level is retired).
+    private let waiters = Mutex(WaiterQueue<Void>())
 
     /// Lets an operation in (`true`: call ``leave()`` when it is done), or
     /// turns it away once the gate is shut (`false`).
@@ -38,12 +39,13 @@ final class DiskLevelGate: Sendable {
     /// Returns once no operation let in before ``shut()`` is in progress.
     func drained() async {
         if word.load(ordering: .acquiring) == 1 { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        // Never cancelled (nothing calls `cancel`), so it never throws.
+        try? await withCheckedThrowingContinuation { (continuation: WaiterQueue<Void>.Continuation) in
             // Checked again under the lock the last `leave()` takes to wake
             // the waiters: either it finds this one, or this check sees it left.
             let done = waiters.withLock { waiters -> Bool in
                 if word.load(ordering: .acquiring) == 1 { return true }
-                waiters.append(continuation)
+                _ = waiters.park(waiters.reserve(), continuation)
                 return false
             }
             if done { continuation.resume() }
@@ -51,10 +53,6 @@ final class DiskLevelGate: Sendable {
     }
 
     private func wakeWaiters() {
-        let waiting = waiters.withLock { waiters in
-            defer { waiters = [] }
-            return waiters
-        }
-        for waiter in waiting { waiter.resume() }
+        for waiter in waiters.withLock({ $0.resumeAll() }) { waiter.resume() }
     }
 }
