@@ -118,7 +118,7 @@ extension MemoryCacheLevel {
             applyPendingWrites(&policy)
             let (countDelta, costDelta) = shard.state.withLock { state -> (Int, Int) in
                 let written = state.write(hashed, value, cost: cost, expiresAt: expires, lookedUp: lookedUp)
-                give(written.node, hashed, of: &state, to: &policy)
+                give(written.node, hash: hashed.hash, of: &state, to: &policy)
                 return (written.count, written.cost)
             }
             let evicted = evictOverLimits(&policy)
@@ -127,11 +127,11 @@ extension MemoryCacheLevel {
         if appliedNow == nil {
             let written = shard.state.withLock { state in
                 let written = state.write(hashed, value, cost: cost, expiresAt: expires, lookedUp: lookedUp)
-                return (count: written.count, cost: written.cost, token: state.nodes[Int(written.node)].stamp)
+                return (count: written.count, cost: written.cost, node: written.node, token: state.nodes[Int(written.node)].stamp)
             }
             account(count: written.count, cost: written.cost)
             let backlog = pendingWrites.withLock { pending -> Int in
-                pending.append(PendingPolicyWrite(key: hashed, token: written.token))
+                pending.append(PendingPolicyWrite(hash: hashed.hash, node: written.node, token: written.token))
                 pendingWriteCount.add(1, ordering: .sequentiallyConsistent)
                 return pending.count
             }
@@ -165,7 +165,7 @@ extension MemoryCacheLevel {
     @inlinable
     func applyPendingWrites(_ policy: inout AdaptivePolicy) {
         guard pendingWriteCount.load(ordering: .sequentiallyConsistent) > 0 else { return }
-        let writes = pendingWrites.withLock { pending -> [PendingPolicyWrite<Key>] in
+        let writes = pendingWrites.withLock { pending -> [PendingPolicyWrite] in
             defer {
                 pending.removeAll(keepingCapacity: true)
                 pendingWriteCount.store(0, ordering: .sequentiallyConsistent)
@@ -173,9 +173,10 @@ extension MemoryCacheLevel {
             return pending
         }
         for write in writes {
-            withShard(for: write.key) { shard in shard.state.withLock { state in
-                guard let i = state.find(write.key), state.nodes[Int(i)].stamp == write.token else { return }
-                give(i, write.key, of: &state, to: &policy)
+            withShard(forHash: write.hash) { shard in shard.state.withLock { state in
+                let i = Int(write.node)
+                guard i < state.nodes.count, state.nodes[i].key != nil, state.nodes[i].stamp == write.token else { return }
+                give(write.node, hash: write.hash, of: &state, to: &policy)
             } }
         }
     }
@@ -184,13 +185,13 @@ extension MemoryCacheLevel {
     /// policy knows has its cost updated and counts as a use.
     @inlinable
     func give(
-        _ i: Int32, _ key: HashedKey<Key>, of state: inout LRUShardState<Key, Value>, to policy: inout AdaptivePolicy
+        _ i: Int32, hash: Int, of state: inout LRUShardState<Key, Value>, to policy: inout AdaptivePolicy
     ) {
         let cost = state.nodes[Int(i)].cost
         if state.nodes[Int(i)].policyID >= 0 {
             policy.update(state.nodes[Int(i)].policyID, cost: cost)
         } else {
-            state.nodes[Int(i)].policyID = policy.insert(hash: key.hash, cost: cost, slot: i)
+            state.nodes[Int(i)].policyID = policy.insert(hash: hash, cost: cost, slot: i)
         }
     }
 
@@ -207,13 +208,12 @@ extension MemoryCacheLevel {
         policy.evict { exit in
             // The entry is at the slot the policy was given for it; a node
             // there with another policy id is some other entry.
-            let cost = shards.withUnsafeBufferPointer { $0[(exit.hash >> 7) & (Self.shardCount - 1)] }
-                .state.withLock { state -> Int? in
-                    let i = Int(exit.slot)
-                    guard i >= 0, i < state.nodes.count, state.nodes[i].policyID == exit.id,
-                          state.nodes[i].key?.hash == exit.hash else { return nil }
-                    return state.removeNode(exit.slot)
-                }
+            let cost = withShard(forHash: exit.hash) { shard in shard.state.withLock { state -> Int? in
+                let i = Int(exit.slot)
+                guard i >= 0, i < state.nodes.count, state.nodes[i].policyID == exit.id,
+                      state.nodes[i].key?.hash == exit.hash else { return nil }
+                return state.removeNode(exit.slot)
+            } }
             if let cost {
                 evicted += 1
                 evictedCost += cost

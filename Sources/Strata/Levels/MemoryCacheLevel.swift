@@ -68,7 +68,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// Writes waiting for the policy (under `.adaptive`): made while another
     /// thread held `adaptive`, applied by its next holder. Lock order:
     /// `adaptive`, then this, then a shard.
-    @usableFromInline let pendingWrites = Mutex<[PendingPolicyWrite<Key>]>([])
+    @usableFromInline let pendingWrites = Mutex<[PendingPolicyWrite]>([])
     /// How many writes `pendingWrites` holds, readable without its lock.
     @usableFromInline let pendingWriteCount = Atomic<Int>(0)
     /// Set while a thread holds `adaptive`: a writer that finds it set leaves
@@ -152,7 +152,13 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// the shard's header on every read that two threads then fight over.
     @inlinable @inline(__always)
     func withShard<R>(for key: HashedKey<Key>, _ body: (LRUShard<Key, Value>) -> R) -> R {
-        shards.withUnsafeBufferPointer { body($0[(key.hash >> 7) & (Self.shardCount - 1)]) }
+        withShard(forHash: key.hash, body)
+    }
+
+    /// ``withShard(for:_:)`` by the key's hash alone.
+    @inlinable @inline(__always)
+    func withShard<R>(forHash hash: Int, _ body: (LRUShard<Key, Value>) -> R) -> R {
+        shards.withUnsafeBufferPointer { body($0[(hash >> 7) & (Self.shardCount - 1)]) }
     }
 
     /// The value for `key` without suspending (a hit counts as a use).
