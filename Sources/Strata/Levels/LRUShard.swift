@@ -149,16 +149,6 @@ struct LRUShardState<Key: Hashable, Value> {
         }
     }
 
-    /// The node index for `key`, trying node `hint` first (one comparison
-    /// instead of a probe when the caller remembers where the key lives).
-    @inlinable func find(_ key: HashedKey<Key>, hint: Int32) -> Int32? {
-        if hint >= 0 && Int(hint) < nodes.count, let stored = nodes[Int(hint)].key,
-           stored.hash == key.hash && stored.key == key.key {
-            return hint
-        }
-        return find(key)
-    }
-
     /// Adds `node` under `hash`; the caller has made room (``reserveSlot()``).
     @inlinable mutating func indexInsert(_ hash: Int, node: Int32) {
         let mask = slots.count - 1

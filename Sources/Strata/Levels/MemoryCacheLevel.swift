@@ -142,11 +142,6 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// including new entries that admission declined).
     public var evictions: Int { evictionTotal.load(ordering: .relaxed) }
 
-    @inlinable
-    func shard(for key: HashedKey<Key>) -> LRUShard<Key, Value> {
-        shards[(key.hash >> 7) & (Self.shardCount - 1)]
-    }
-
     /// Runs `body` with the shard of `key`, borrowed from the array's buffer:
     /// taking it out of the array retains and releases it, an atomic write to
     /// the shard's header on every read that two threads then fight over.
