@@ -17,11 +17,62 @@ trap 'rm -rf "$logs"' EXIT
 status=0
 failed=()
 
+# A module that runs longer than this is stuck: its tests are listed, every
+# thread of the test process is printed (gdb), and it is killed, so that a
+# hang turns into a red run that says where, not a CI time-out that says
+# nothing. A whole module takes 1-6 minutes here.
+limit=${STRATA_TEST_MODULE_LIMIT:-1200}
+
+# Tests that started and have not finished, from a module's log
+# ("◇ Test x() started." against "✔ Test x() passed after …" and the like).
+unfinished() {
+  awk '
+    / Test .* started\.$/ { sub(/^.* Test /, ""); sub(/ started\.$/, ""); started[$0]++; next }
+    / Test .* (passed|failed|skipped)/ {
+      line = $0; sub(/^.* Test /, "", line)
+      sub(/ (with [0-9]+ test cases? )?(passed|failed|skipped).*$/, "", line); ended[line]++
+    }
+    END { for (t in started) if (started[t] > ended[t] && t != "run" && t !~ /^case passing/) print "  " t }
+  ' "$1"
+}
+
+# Waits for `pid` (a `swift test` run); past the limit, reports and kills it.
+watchdog() {
+  local pid=$1 name=$2 log=$3 waited=0
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 5
+    waited=$((waited + 5))
+    [ "$waited" -lt "$limit" ] && continue
+    {
+      echo
+      echo "==== $name is still running after ${limit}s: tests that started and did not finish:"
+      unfinished "$log"
+      for test in $(pgrep -f "xctest|swift-testing" || true); do
+        echo "==== threads of $(tr '\0' ' ' </proc/"$test"/cmdline 2>/dev/null | cut -c1-200)"
+        timeout 120 gdb -p "$test" -batch -ex "thread apply all bt" 2>&1 | grep -E "^Thread|^#" | cut -c1-220 || true
+      done
+      echo "==== processes"
+      ps -eo pid,ppid,etime,stat,args --forest | awk '$2 != 2 && $1 != 2' | cut -c1-200
+    } >"$logs/$name.hang"
+    cat "$logs/$name.hang"
+    pkill -KILL -f "xctest|swift-testing" || true
+    return
+  done
+}
+
 run() {
   local name=$1; shift
   local log="$logs/$name.log"
   local code=0
-  "$SWIFT" test --skip-build "$@" 2>&1 | tee "$log" || code=$?
+  # Line-buffered, so that what a stuck test process printed last is in the log.
+  ( set -o pipefail; stdbuf -oL -eL "$SWIFT" test --skip-build "$@" 2>&1 | tee "$log" ) &
+  local pid=$!
+  watchdog "$pid" "$name" "$log" &
+  local dog=$!
+  wait "$pid" || code=$?
+  kill "$dog" 2>/dev/null || true
+  wait "$dog" 2>/dev/null || true
+  if [ -f "$logs/$name.hang" ] && [ "$code" -eq 0 ]; then code=124; fi
   if [ "$code" -ne 0 ]; then
     status=1
     failed+=("$name (exit $code)")
@@ -30,6 +81,10 @@ run() {
       grep -E "✘|error:|Fatal error|fatal error|Crash|crashed|signal [0-9]+|Assertion failed|Precondition failed|Exited with" "$log" | grep -v "passed after" | head -60 || true
       echo "---- last lines of $name"
       tail -8 "$log"
+      if [ -f "$logs/$name.hang" ]; then
+        echo "---- $name hung; tests that did not finish:"
+        unfinished "$log"
+      fi
     } >"$logs/$name.summary"
   fi
 }

@@ -275,18 +275,12 @@ struct ShutdownSignals {
     private let sources: [any DispatchSourceSignal]
 
     init(model: ExplorerModel) {
-        sources = [SIGINT, SIGTERM, SIGHUP].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                if Self.received.exchange(true, ordering: .relaxed) { Foundation.exit(128 + number) }
-                Task {
-                    await model.shutdown()
-                    Foundation.exit(128 + number)
-                }
+        sources = SignalSources.make([SIGINT, SIGTERM, SIGHUP], queue: .global()) { number in
+            if Self.received.exchange(true, ordering: .relaxed) { Foundation.exit(128 + number) }
+            Task {
+                await model.shutdown()
+                Foundation.exit(128 + number)
             }
-            source.resume()
-            return source
         }
     }
 

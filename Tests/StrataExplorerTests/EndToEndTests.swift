@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -53,6 +54,8 @@ import Glibc
         process.standardError = err
         process.standardInput = stdin == nil ? FileHandle.nullDevice : input
         try process.run()
+        // Its output ends when it does: one that hangs is killed, and said so.
+        let watchdog = process.watchdog()
         if let stdin {
             input.fileHandleForWriting.write(Data(stdin.utf8))
             try input.fileHandleForWriting.close()
@@ -60,7 +63,8 @@ import Glibc
         async let outputData = out.fileHandleForReading.readAll()
         async let errorData = err.fileHandleForReading.readAll()
         let (output, errors) = await (outputData, errorData)
-        await process.exit()
+        let exited = await process.exit()
+        if watchdog.finish() || !exited { Issue.record("strata \(arguments.joined(separator: " ")) hung; killed after 60 s") }
         return Result(status: process.terminationStatus, stdout: String(decoding: output, as: UTF8.self),
                       stderr: String(decoding: errors, as: UTF8.self), pid: process.processIdentifier)
     }
@@ -242,19 +246,6 @@ import Glibc
         try tmux("send-keys", "-t", "ui", "q")
         let gone = await tmux.waitFor { !$0.contains("events") }
         #expect(!gone.contains("╭─ L1"), "the explorer left and gave the terminal back")
-    }
-}
-
-extension Process {
-    /// Waits for exit on a Dispatch thread, not on a cooperative one, so a
-    /// slow child never starves the other tests' tasks.
-    func exit() async {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                self.waitUntilExit()
-                continuation.resume()
-            }
-        }
     }
 }
 

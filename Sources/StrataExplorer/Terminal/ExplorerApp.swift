@@ -51,12 +51,8 @@ public final class ExplorerApp {
         source.setEventHandler { MainActor.assumeIsolated { self.frame(tick: false) } }
         source.resume()
         stdinSource = source
-        for sig in [SIGTERM, SIGHUP] {
-            signal(sig, SIG_IGN)
-            let handler = DispatchSource.makeSignalSource(signal: sig, queue: .main)
-            handler.setEventHandler { MainActor.assumeIsolated { self.stop(status: 128 + sig) } }
-            handler.resume()
-            signalSources.append(handler)
+        signalSources = SignalSources.make([SIGTERM, SIGHUP], queue: .main) { [weak self] sig in
+            MainActor.assumeIsolated { self?.stop(status: 128 + sig) }
         }
         scheduleTimer()
         frame(tick: true)
