@@ -229,7 +229,13 @@ import Testing
             #expect(await ExplorerInvalidationTests.poll { !model.panes()[1].configuration.contains("not subscribed") })
             _ = await model.execute(.get(key: "user:1"))
             #expect(model.events[0].text.contains("shared miss"))
-            #expect(model.events[0].text.contains("back-filled"))
+            // A back-fill whose reply comes later than Redis's margin (250 ms)
+            // is taken back (a loaded machine): the next miss back-fills again.
+            for _ in 0..<5 where model.events[0].text.contains("back-fill declined by shared") {
+                _ = await model.execute(.clear(level: "L1"))
+                _ = await model.execute(.get(key: "user:1"))
+            }
+            #expect(model.events[0].text.contains("back-filled"), "\(model.events[0].text)")
             _ = await model.execute(.clear(level: "L1"))
             let second = await model.execute(.get(key: "user:1"))
             #expect(second.message.contains("from shared"), "\(second)")

@@ -76,7 +76,8 @@ import Testing
         try tmux("send-keys", "-t", "ui", "End")
         try tmux("send-keys", "-t", "ui", "PageUp")
         try tmux("send-keys", "-t", "ui", "c", "Enter")
-        let screen = await tmux.waitFor { $0.contains("get abc") }
+        // The event line, not the status line: a capture can land between the two.
+        let screen = await tmux.waitFor { $0.contains("get abc  L1 miss") }
         #expect(screen.contains("get abc  L1 miss"), "the command line survived Home/End:\n\(screen)")
         #expect(screen.contains("[1 on]") && !screen.contains("OFF]"), "toggle 1 did not flip:\n\(screen)")
         try tmux("send-keys", "-t", "ui", "q")
