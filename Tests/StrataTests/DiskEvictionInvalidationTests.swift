@@ -29,7 +29,11 @@ import Testing
             try await Task.sleep(for: .milliseconds(5))
         }
         #expect(memory.value(forKey: "marker") == nil, "the other writer's change was reported")
-        #expect(disk.invalidationsReported == 1, "only the other writer's change: \(disk.invalidationsReported)")
-        #expect(memory.value(forKey: "k0") == value, "an eviction below dropped the key above")
+        // Only the other writer's change, maybe twice: when our own rename's
+        // event is handled after the other writer replaced the file, the
+        // file no longer holds our entry, and that is reported too.
+        #expect((1...2).contains(disk.invalidationsReported), "only the other writer's change: \(disk.invalidationsReported)")
+        let dropped = (0..<64).filter { memory.value(forKey: "k\($0)") != value }
+        #expect(dropped.isEmpty, "evictions below dropped \(dropped.count) keys above")
     }
 }

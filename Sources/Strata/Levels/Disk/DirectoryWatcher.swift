@@ -5,8 +5,8 @@ import Glibc
 
 /// Watches one directory with inotify for files renamed into it or deleted
 /// from it, which is how every disk level (of any process) replaces and
-/// removes entries. Events are delivered in order, in batches, on a private
-/// serial queue.
+/// removes entries. Events are delivered in order, in batches, on the
+/// process's inotify queue (``InotifyHub``).
 ///
 /// `.lost` means changes may have been missed: the kernel's event queue
 /// overflowed, or the directory itself was deleted or moved (call
@@ -25,83 +25,34 @@ final class DirectoryWatcher: Sendable {
     }
 
     private let path: String
-    private let descriptor: Int32
-    private let watch: Mutex<Int32>
-    private let source: Mutex<(any DispatchSourceRead)?>
+    private let hub: InotifyHub
+    private let token: Int
+    private let stopped = Atomic<Bool>(false)
 
-    /// Starts watching `path`; `nil` (with the errno) if inotify is unavailable
-    /// (for example the per-user watch limit is reached).
+    /// Starts watching `path` (through the process's one inotify instance,
+    /// ``InotifyHub``); throws the errno if it cannot (no directory there,
+    /// or the per-user watch limit is reached).
     init(path: String, handler: @escaping @Sendable ([Event]) -> Void) throws(DirectoryWatcherError) {
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { throw DirectoryWatcherError(errno: errno) }
-        let wd = Self.addWatch(fd, path)
-        guard wd >= 0 else {
-            let code = errno
-            close(fd)
-            throw DirectoryWatcherError(errno: code)
-        }
+        let hub = try InotifyHub.shared()
         self.path = path
-        self.descriptor = fd
-        self.watch = Mutex(wd)
-        self.source = Mutex(DispatchSource.makeReadSource(fileDescriptor: fd, queue: DispatchQueue(label: "strata.disk.watch")))
-        source.withLock { source in
-            source?.setEventHandler { [weak self] in
-                guard let self else { return }
-                let events = Self.drain(fd)
-                // Under the lock `rewatch()` holds across `inotify_add_watch`,
-                // so an event of a new watch is never taken for a stale one.
-                let current = watch.withLock { current in
-                    events.compactMap { $0.watch == current || $0.watch == -1 ? $0.event : nil }
-                }
-                if !current.isEmpty { handler(current) }
-            }
-            source?.setCancelHandler { close(fd) }
-            source?.resume()
-        }
+        self.hub = hub
+        token = try hub.subscribe(path) { events in handler(events.map(\.event)) }.get()
     }
 
     /// Watches whatever directory is at the path now (after it was deleted,
     /// moved, or to be sure after an overflow); returns the errno if it
     /// cannot (`ENOENT`: there is no directory). A different directory gets
-    /// a new watch, and the old one (still alive if it was moved) is removed.
+    /// a new watch, and the old one (still alive if it was moved) is removed
+    /// once no other watcher in this process uses it.
     func rewatch() -> Int32? {
-        watch.withLock { current -> Int32? in
-            let wd = Self.addWatch(descriptor, path)
-            guard wd >= 0 else { return errno }
-            if wd != current {
-                inotify_rm_watch(descriptor, current)  // EINVAL if the kernel already removed it
-                current = wd
-            }
-            return nil
-        }
-    }
-
-    private static func addWatch(_ fd: Int32, _ path: String) -> Int32 {
-        inotify_add_watch(fd, path, UInt32(IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR))
+        hub.move(token, to: path)
     }
 
     func stop() {
-        source.withLock { source in
-            source?.cancel()
-            source = nil
-        }
+        if !stopped.exchange(true, ordering: .acquiringAndReleasing) { hub.unsubscribe(token) }
     }
 
     deinit { stop() }
-
-    /// Reads every pending event (the descriptor is non-blocking).
-    private static func drain(_ fd: Int32) -> [(watch: Int32, event: Event)] {
-        var events: [(watch: Int32, event: Event)] = []
-        let capacity = 64 * 1024
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
-        defer { buffer.deallocate() }
-        while true {
-            let count = read(fd, buffer, capacity)
-            if count <= 0 { break }
-            events += parse(UnsafeRawBufferPointer(start: buffer, count: count))
-        }
-        return events
-    }
 
     /// Parses a buffer of `struct inotify_event` records (header, then a
     /// NUL-padded name of `len` bytes), each with its watch descriptor

@@ -1,0 +1,65 @@
+import Foundation
+import Strata
+import StrataTestSupport
+import Testing
+
+/// Every disk level of a process watches its directory through one inotify
+/// instance. The kernel gives each user 128 instances by default, across
+/// all of that user's processes; with one per level, the 129th level (or a
+/// few processes with a few levels each) could not watch, and the memory
+/// levels above it kept values that other writers had replaced.
+@Suite(.serialized) struct InotifyHubTests {
+    /// Inotify instances this process holds (`anon_inode:inotify` descriptors).
+    static func inotifyInstances() -> Int {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return fds.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == "anon_inode:inotify" }.count
+    }
+
+    @Test func manyDiskLevelsShareOneInstanceAndAllHearOtherWriters() async throws {
+        let count = 200  // above the default per-user limit of 128 instances
+        let dirs = (0..<count).map { _ in TemporaryDirectory() }
+        defer { for dir in dirs { dir.remove() } }
+        var caches: [(memory: MemoryCacheLevel<String, String>, other: DiskCacheLevel<String, String>,
+                      cache: ComposedCache<MemoryCacheLevel<String, String>, DiskCacheLevel<String, String>>)] = []
+        for dir in dirs {
+            let memory = MemoryCacheLevel<String, String>(capacity: 1 << 16)
+            let disk = try DiskCacheLevel<String, String>(directory: dir.url, capacity: 1 << 16)
+            let other = try DiskCacheLevel<String, String>(directory: dir.url, capacity: 1 << 16)
+            caches.append((memory, other, memory + disk))  // composing starts the disk level's watch
+        }
+        #expect(Self.inotifyInstances() <= 1, "one inotify instance for the process, not one per level")
+        for entry in caches {
+            try await entry.cache.set("v1", forKey: "k")
+            #expect(entry.memory.value(forKey: "k") == "v1")
+        }
+        for entry in caches { try await entry.other.set("v2", forKey: "k") }
+        _ = await poll { caches.allSatisfy { $0.memory.value(forKey: "k") == nil } }
+        let stale = caches.filter { $0.memory.value(forKey: "k") != nil }.count
+        #expect(stale == 0, "\(stale) of \(count) memory levels kept a value another writer replaced")
+        for entry in caches.prefix(3) { #expect(try await entry.cache.get("k") == "v2") }
+    }
+
+    /// Two levels of one process on one directory share inotify's single
+    /// watch of it: one shutting down leaves the other hearing changes.
+    @Test func aLevelThatStopsWatchingLeavesTheOtherOnTheSameDirectoryWatching() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let memoryA = MemoryCacheLevel<String, String>(capacity: 1 << 16)
+        let memoryB = MemoryCacheLevel<String, String>(capacity: 1 << 16)
+        let diskA = try DiskCacheLevel<String, String>(directory: dir.url, capacity: 1 << 16)
+        let diskB = try DiskCacheLevel<String, String>(directory: dir.url, capacity: 1 << 16)
+        let writer = try DiskCacheLevel<String, String>(directory: dir.url, capacity: 1 << 16)
+        let a = memoryA + diskA, b = memoryB + diskB
+        try await a.set("a1", forKey: "k")
+        // B may hear A's write after its read back-filled it (and drop it): read until it keeps it.
+        #expect(await poll {
+            _ = try? await b.get("k")
+            await b.waitForPendingWrites()
+            return memoryB.value(forKey: "k") == "a1"
+        })
+        await diskA.shutdown()
+        try await writer.set("w", forKey: "k")
+        #expect(await poll { memoryB.value(forKey: "k") == nil }, "B stopped hearing the directory when A stopped")
+        #expect(try await b.get("k") == "w")
+        _ = a
+    }
+}
