@@ -5,6 +5,8 @@ import Glibc
 import NIOCore
 @testable import StrataRedis
 import StrataTestSupport
+import Synchronization
+import Testing
 
 /// Waits for `condition` (an effect of another process or connection), up to `timeout`.
 func poll(timeout: Duration = .seconds(5), _ condition: () async throws -> Bool) async rethrows -> Bool {
@@ -39,10 +41,16 @@ func redisCLIArguments(_ server: RedisServer, _ arguments: [String]) async throw
     let output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
+    // A redis-cli that hangs (a stopped server) is killed after 30 s, and said so.
+    let watchdog = Mutex<ChildWatchdog?>(nil)
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
         process.terminationHandler = { _ in continuation.resume() }
-        do { try process.run() } catch { continuation.resume(throwing: error) }
+        do {
+            try process.run()
+            watchdog.withLock { $0 = process.watchdog(.seconds(30)) }
+        } catch { continuation.resume(throwing: error) }
     }
+    if watchdog.withLock({ $0?.finish() }) == true { Issue.record("redis-cli \(arguments.joined(separator: " ")) hung; killed after 30 s") }
     return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
 }
 
