@@ -1,5 +1,5 @@
 import Foundation
-import Strata
+@testable import Strata
 import StrataTestSupport
 import Testing
 
@@ -61,5 +61,40 @@ import Testing
         #expect(await poll { memoryB.value(forKey: "k") == nil }, "B stopped hearing the directory when A stopped")
         #expect(try await b.get("k") == "w")
         _ = a
+    }
+
+    /// A directory that cannot be watched (the per-user watch limit, here
+    /// injected for this directory only) leaves the levels above keeping
+    /// nothing from the disk level: another writer's change is never served
+    /// stale. Once it can be watched again, they keep values as before.
+    /// (Before, a warning was logged and the memory level above served the
+    /// replaced value until its TTL.)
+    @Test func aDirectoryThatCannotBeWatchedKeepsNothingAbove() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let path = dir.url.path
+        InotifyHub.failingPaths.withLock { $0[path] = ENOSPC }
+        defer { InotifyHub.failingPaths.withLock { $0[path] = nil } }
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 16)
+        let disk = try DiskCacheLevel<String, String>(directory: dir.url, capacity: 1 << 16)
+        let other = try DiskCacheLevel<String, String>(directory: dir.url, capacity: 1 << 16)
+        let cache = memory + disk
+        try await other.set("v1", forKey: "k")
+        #expect(try await cache.get("k") == "v1")
+        await cache.waitForPendingWrites()
+        try await other.set("v2", forKey: "k")
+        #expect(try await cache.get("k") == "v2", "the memory level above served a value another writer replaced")
+        await cache.waitForPendingWrites()
+        #expect(memory.value(forKey: "k") == nil, "nothing kept above an unwatched level")
+
+        // Watchable again: the next read watches it, and values stay above.
+        InotifyHub.failingPaths.withLock { $0[path] = nil }
+        #expect(await poll {
+            _ = try? await cache.get("k")
+            await cache.waitForPendingWrites()
+            return memory.value(forKey: "k") == "v2"
+        })
+        try await other.set("v3", forKey: "k")
+        #expect(await poll { memory.value(forKey: "k") == nil }, "watched again: another writer's change reaches the level above")
+        #expect(try await cache.get("k") == "v3")
     }
 }

@@ -25,31 +25,58 @@ final class DirectoryWatcher: Sendable {
     }
 
     private let path: String
-    private let hub: InotifyHub
-    private let token: Int
+    private let handler: @Sendable ([Event]) -> Void
+    /// The process's hub and this watcher's token there; `nil` while the
+    /// hub cannot be set up (no inotify instance left for this user).
+    private let subscription = Mutex<(hub: InotifyHub, token: Int)?>(nil)
     private let stopped = Atomic<Bool>(false)
+    /// Why the directory could not be watched at start (`nil`: it is).
+    /// Until ``rewatch()`` succeeds nothing is reported.
+    let initialFailure: Int32?
 
-    /// Starts watching `path` (through the process's one inotify instance,
-    /// ``InotifyHub``); throws the errno if it cannot (no directory there,
-    /// or the per-user watch limit is reached).
-    init(path: String, handler: @escaping @Sendable ([Event]) -> Void) throws(DirectoryWatcherError) {
-        let hub = try InotifyHub.shared()
+    /// Starts watching `path` through the process's one inotify instance
+    /// (``InotifyHub``). If it cannot (no directory there, the per-user
+    /// watch or instance limit reached), ``initialFailure`` says why and
+    /// ``rewatch()`` tries again.
+    init(path: String, handler: @escaping @Sendable ([Event]) -> Void) {
         self.path = path
-        self.hub = hub
-        token = try hub.subscribe(path) { events in handler(events.map(\.event)) }.get()
+        self.handler = handler
+        var failure: Int32?
+        subscription.withLock { subscription in failure = Self.subscribe(path, handler, &subscription) }
+        initialFailure = failure
+    }
+
+    private static func subscribe(_ path: String, _ handler: @escaping @Sendable ([Event]) -> Void,
+                                  _ subscription: inout (hub: InotifyHub, token: Int)?) -> Int32? {
+        do throws(DirectoryWatcherError) {
+            let hub = try InotifyHub.shared()
+            let (token, failure) = hub.subscribe(path) { events in handler(events.map(\.event)) }
+            subscription = (hub, token)
+            return failure
+        } catch {
+            return error.errno
+        }
     }
 
     /// Watches whatever directory is at the path now (after it was deleted,
-    /// moved, or to be sure after an overflow); returns the errno if it
-    /// cannot (`ENOENT`: there is no directory). A different directory gets
-    /// a new watch, and the old one (still alive if it was moved) is removed
-    /// once no other watcher in this process uses it.
+    /// moved, to be sure after an overflow, or when watching failed); returns
+    /// the errno if it cannot (`ENOENT`: there is no directory). A different
+    /// directory gets a new watch, and the old one (still alive if it was
+    /// moved) is removed once no other watcher in this process uses it.
     func rewatch() -> Int32? {
-        hub.move(token, to: path)
+        subscription.withLock { subscription -> Int32? in
+            guard !stopped.load(ordering: .acquiring) else { return nil }
+            guard let (hub, token) = subscription else { return Self.subscribe(path, handler, &subscription) }
+            return hub.move(token, to: path)
+        }
     }
 
     func stop() {
-        if !stopped.exchange(true, ordering: .acquiringAndReleasing) { hub.unsubscribe(token) }
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        subscription.withLock { subscription in
+            if let (hub, token) = subscription { hub.unsubscribe(token) }
+            subscription = nil
+        }
     }
 
     deinit { stop() }

@@ -1,12 +1,17 @@
 extension DiskCacheLevel {
     /// Registers `listener` for entries that other writers on this directory
     /// (other processes, or other disk levels in this one) replace or delete.
-    /// The first registration starts an inotify watch; if inotify cannot be
-    /// set up (watch limit), a warning is logged and nothing is reported.
+    /// The first registration starts an inotify watch (one inotify instance
+    /// serves every disk level of the process). If the directory cannot be
+    /// watched (the per-user watch limit reached), a warning is logged and,
+    /// until it can be, every read that finds an entry and every write
+    /// reports that anything may have changed: the levels above keep
+    /// nothing from this level, so they never serve what another writer
+    /// replaced unheard.
     public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
         let failure = changes.add(listener, path: path) { EntryFingerprint.ofFile($0) }
         if let failure {
-            logger.warning("cannot watch the cache directory; levels above will not hear of other writers",
+            logger.warning("cannot watch the cache directory; levels above keep nothing from it until it can be watched",
                            metadata: ["directory": "\(path)", "error": "\(DiskCacheError.text(failure))"])
         }
     }

@@ -72,6 +72,13 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
 
     /// Adds `listener`; the first one starts watching `path`. Returns the
     /// inotify errno if watching could not start (the listener is kept).
+    ///
+    /// A directory that cannot be watched (the per-user watch or instance
+    /// limit reached) is handled as a lost watch: every read that finds a
+    /// file and every write that stores one tries to watch again and, while
+    /// it cannot, reports that anything may have changed, so the levels
+    /// above keep nothing from this level that another writer could have
+    /// replaced unheard. Slower, never stale; a warning says why.
     func add(_ listener: @escaping InvalidationListeners<Key>.Listener, path: String,
              fingerprint: @escaping @Sendable (String) -> EntryFingerprint?) -> Int32? {
         listeners.add(listener)
@@ -79,18 +86,19 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
         return state.withLock { state -> Int32? in
             guard state.watcher == nil, !state.stopped else { return nil }
             let (stream, continuation) = AsyncStream<CacheInvalidation<Key>>.makeStream()
-            do throws(DirectoryWatcherError) {
-                state.watcher = try DirectoryWatcher(path: path) { [weak self] events in
-                    self?.handle(events, path: path, fingerprint: fingerprint)
-                }
-            } catch {
-                return error.errno
+            let watcher = DirectoryWatcher(path: path) { [weak self] events in
+                self?.handle(events, path: path, fingerprint: fingerprint)
             }
+            state.watcher = watcher
             state.continuation = continuation
             isOn.store(true, ordering: .releasing)
             let listeners = self.listeners
             Task { for await invalidation in stream { await listeners.publish(invalidation) } }
-            return nil
+            guard let failure = watcher.initialFailure else { return nil }
+            state.rewatchFailure = failure  // logged by the caller; not again by each retry
+            watchLost.store(true, ordering: .sequentiallyConsistent)
+            report(.all, &state)
+            return failure
         }
         #else
         return nil

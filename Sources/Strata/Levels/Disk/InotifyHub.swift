@@ -75,17 +75,18 @@ final class InotifyHub: Sendable {
         }
     }
 
-    /// Watches `path` for `handler`; returns the subscriber's token, or the
-    /// errno if the directory cannot be watched.
-    func subscribe(_ path: String, handler: @escaping Handler) -> Result<Int, DirectoryWatcherError> {
+    /// Watches `path` for `handler`; returns the subscriber's token, and
+    /// the errno if the directory cannot be watched yet (the subscriber then
+    /// watches nothing until ``move(_:to:)`` succeeds).
+    func subscribe(_ path: String, handler: @escaping Handler) -> (token: Int, failure: Int32?) {
         state.withLock { state in
             let wd = addWatch(path)
-            guard wd >= 0 else { return .failure(DirectoryWatcherError(errno: errno)) }
+            let failure = wd >= 0 ? nil : errno
             let token = state.nextToken
             state.nextToken += 1
             state.subscribers[token] = Subscriber(watch: wd, handler: handler, queue: DispatchQueue(label: "strata.disk.watch.\(token)"))
-            state.users[wd, default: 0] += 1
-            return .success(token)
+            if wd >= 0 { state.users[wd, default: 0] += 1 }
+            return (token, failure)
         }
     }
 
@@ -99,7 +100,7 @@ final class InotifyHub: Sendable {
             if wd != old {
                 state.subscribers[token]?.watch = wd
                 state.users[wd, default: 0] += 1
-                release(old, &state)
+                if old >= 0 { release(old, &state) }
             }
             return nil
         }
@@ -109,7 +110,7 @@ final class InotifyHub: Sendable {
     /// read after this returns (batches already handed out may still run).
     func unsubscribe(_ token: Int) {
         state.withLock { state in
-            guard let subscriber = state.subscribers.removeValue(forKey: token) else { return }
+            guard let subscriber = state.subscribers.removeValue(forKey: token), subscriber.watch >= 0 else { return }
             release(subscriber.watch, &state)
         }
     }
@@ -128,8 +129,17 @@ final class InotifyHub: Sendable {
     }
 
     private func addWatch(_ path: String) -> Int32 {
-        inotify_add_watch(descriptor, path, UInt32(IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR))
+        if let injected = Self.failingPaths.withLock({ $0[path] }) {
+            errno = injected
+            return -1
+        }
+        return inotify_add_watch(descriptor, path, UInt32(IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR))
     }
+
+    /// For tests: watching one of these paths fails with its errno (as when
+    /// the per-user watch limit is reached), without touching the machine's
+    /// limits or other tests' directories.
+    static let failingPaths = Mutex<[String: Int32]>([:])
 
     private func deliver(_ events: [(watch: Int32, event: DirectoryWatcher.Event)]) {
         guard !events.isEmpty else { return }
