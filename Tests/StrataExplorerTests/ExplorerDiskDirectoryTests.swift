@@ -76,6 +76,20 @@ import Glibc
         }
     }
 
+    /// `strata run --config config` reading commands from the returned
+    /// handle (its output discarded).
+    static func startRun(_ config: String) throws -> (Process, FileHandle) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: EndToEndTests.binary)
+        process.arguments = ["run", "--config", config]
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return (process, input.fileHandleForWriting)
+    }
+
     /// Whether process `pid` ignores signal `number` (`SigIgn` in /proc).
     static func ignores(_ pid: Int32, _ number: Int32) -> Bool {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
@@ -96,15 +110,8 @@ import Glibc
         defer { try? FileManager.default.removeItem(atPath: config) }
         var sawIgnored = 0
         for _ in 0..<12 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: EndToEndTests.binary)
-            process.arguments = ["run", "--config", config]
-            let input = Pipe()
-            process.standardInput = input
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            defer { try? input.fileHandleForWriting.close() }
+            let (process, input) = try Self.startRun(config)
+            defer { try? input.close() }
             let pid = process.processIdentifier
             let deadline = ContinuousClock.now + .seconds(20)
             while ContinuousClock.now < deadline {  // an external process: poll /proc, no sleep (the window is short)
@@ -124,15 +131,8 @@ import Glibc
     func runStoppedByASignalLeavesNoDirectory(_ number: Int32) async throws {
         let config = try EndToEndTests.quickConfig()
         defer { try? FileManager.default.removeItem(atPath: config) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: EndToEndTests.binary)
-        process.arguments = ["run", "--config", config]
-        let input = Pipe()
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { try? input.fileHandleForWriting.close() }
+        let (process, input) = try Self.startRun(config)
+        defer { try? input.close() }
         let pid = process.processIdentifier
         let deadline = ContinuousClock.now + .seconds(20)
         // Once the signal is caught, `run` has built its pipeline and its
@@ -140,7 +140,7 @@ import Glibc
         while !Self.catches(pid, number), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
         #expect(Self.catches(pid, number), "strata run catches signal \(number) within 20 s")
         #expect(!Self.leftovers(of: pid).isEmpty, "L2's directory while it runs")
-        input.fileHandleForWriting.write(Data("load uniform 100000 1000\n".utf8))  // stdin stays open
+        input.write(Data("load uniform 100000 1000\n".utf8))  // stdin stays open
         kill(pid, number)
         #expect(await process.exit(within: .seconds(30)), "strata run exits on signal \(number) (killed after 30 s)")
         #expect(process.terminationReason == .exit && process.terminationStatus == 128 + number,
