@@ -214,6 +214,11 @@ struct Run: AsyncParsableCommand {
     var logFile: String?
 
     func run() async throws {
+        // Each way out below, and a signal, shuts the model down first (its disk
+        // levels retired, then their temporary directories deleted). Listening
+        // starts before the pipeline is built, so that no signal finds its
+        // directories made and nothing to delete them.
+        let signals = ShutdownSignals()
         let paths = ExplorerPaths()
         let model: ExplorerModel
         do {
@@ -222,9 +227,7 @@ struct Run: AsyncParsableCommand {
         } catch {
             fail("\(error)")  // a pipeline that failed to build deleted what it had made
         }
-        // Each way out below, and a signal, shuts the model down first (its disk
-        // levels retired, then their temporary directories deleted).
-        let signals = ShutdownSignals(model: model)
+        signals.shutsDown(model)
         let text: String
         do { text = try readCommands() } catch {
             await model.shutdown()
@@ -269,18 +272,48 @@ struct Run: AsyncParsableCommand {
 }
 
 /// While `strata run` runs: SIGINT, SIGTERM or SIGHUP shuts the model down
-/// and exits with 128 + the signal (a second signal exits at once).
+/// and exits with 128 + the signal (a second signal exits at once). One that
+/// comes while the pipeline is being built waits for it (the directories it
+/// makes are then deleted), or exits at once if the build fails.
 struct ShutdownSignals {
     private static let received = Atomic<Bool>(false)
     private let sources: [any DispatchSourceSignal]
+    private let model = PendingModel()
 
-    init(model: ExplorerModel) {
+    /// The model once built, or the signal that came before it was.
+    final class PendingModel: Sendable {
+        private let state = Mutex<(model: ExplorerModel?, signal: Int32?)>((nil, nil))
+        func withLock<T>(_ body: (inout (model: ExplorerModel?, signal: Int32?)) -> T) -> T {
+            state.withLock { body(&$0) }
+        }
+    }
+
+    init() {
+        let model = self.model
         sources = SignalSources.make([SIGINT, SIGTERM, SIGHUP], queue: .global()) { number in
             if Self.received.exchange(true, ordering: .relaxed) { Foundation.exit(128 + number) }
-            Task {
-                await model.shutdown()
-                Foundation.exit(128 + number)
-            }
+            // No model yet: the one being built shuts down as soon as it is handed over.
+            guard let current = model.withLock({ state -> ExplorerModel? in
+                if state.model == nil { state.signal = number }
+                return state.model
+            }) else { return }
+            Self.shutDown(current, number)
+        }
+    }
+
+    /// From now on a signal shuts `model` down; so does one that came while it was built.
+    func shutsDown(_ model: ExplorerModel) {
+        let pending = self.model.withLock { state -> Int32? in
+            state.model = model
+            return state.signal
+        }
+        if let pending { Self.shutDown(model, pending) }
+    }
+
+    private static func shutDown(_ model: ExplorerModel, _ number: Int32) {
+        Task {
+            await model.shutdown()
+            Foundation.exit(128 + number)
         }
     }
 

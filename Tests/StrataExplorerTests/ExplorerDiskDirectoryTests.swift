@@ -109,14 +109,20 @@ import Glibc
         let config = try EndToEndTests.quickConfig()
         defer { try? FileManager.default.removeItem(atPath: config) }
         var sawIgnored = 0
-        for _ in 0..<12 {
+        for round in 0..<12 {
             let (process, input) = try Self.startRun(config)
             defer { try? input.close() }
             let pid = process.processIdentifier
-            let deadline = ContinuousClock.now + .seconds(20)
-            while ContinuousClock.now < deadline {  // an external process: poll /proc, no sleep (the window is short)
-                if Self.ignores(pid, SIGTERM) { sawIgnored += 1; break }
-                if Self.catches(pid, SIGTERM) { break }
+            if round % 2 == 0 {
+                let deadline = ContinuousClock.now + .seconds(20)
+                while ContinuousClock.now < deadline {  // an external process: poll /proc, no sleep (the window is short)
+                    if Self.ignores(pid, SIGTERM) { sawIgnored += 1; break }
+                    if Self.catches(pid, SIGTERM) { break }
+                    await Task.yield()
+                }
+            } else {
+                // At some moment of its start, handlers in place or not.
+                try await Task.sleep(for: .milliseconds(round * 3))
             }
             kill(pid, SIGTERM)
             let exited = await process.exit(within: .seconds(10))
@@ -135,9 +141,11 @@ import Glibc
         defer { try? input.close() }
         let pid = process.processIdentifier
         let deadline = ContinuousClock.now + .seconds(20)
-        // Once the signal is caught, `run` has built its pipeline and its
-        // signal handling is in place (`SignalSources.make` returns armed).
-        while !Self.catches(pid, number), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        // Its signal handling is in place (`SignalSources.make` returns armed)
+        // before it builds the pipeline; then L2's directory appears.
+        while !(Self.catches(pid, number) && !Self.leftovers(of: pid).isEmpty), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(Self.catches(pid, number), "strata run catches signal \(number) within 20 s")
         #expect(!Self.leftovers(of: pid).isEmpty, "L2's directory while it runs")
         input.write(Data("load uniform 100000 1000\n".utf8))  // stdin stays open
