@@ -63,8 +63,9 @@ import Glibc
         async let outputData = out.fileHandleForReading.readAll()
         async let errorData = err.fileHandleForReading.readAll()
         let (output, errors) = await (outputData, errorData)
+        let killed = watchdog.finish()  // its output ended; its exit has a limit of its own
         let exited = await process.exit()
-        if watchdog.finish() || !exited { Issue.record("strata \(arguments.joined(separator: " ")) hung; killed after 60 s") }
+        if killed || !exited { Issue.record("strata \(arguments.joined(separator: " ")) hung; killed after 60 s") }
         return Result(status: process.terminationStatus, stdout: String(decoding: output, as: UTF8.self),
                       stderr: String(decoding: errors, as: UTF8.self), pid: process.processIdentifier)
     }
@@ -165,8 +166,21 @@ import Glibc
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
             var cArgs = argv.map { strdup($0) } + [nil]
             defer { for arg in cArgs { free(arg) } }
+            // No signal blocked, every one at its default: a cooperative
+            // thread blocks most signals, and a tmux server that inherits
+            // that never hears SIGCHLD, so it neither notices its pane end
+            // nor obeys kill-server (each run left its servers behind).
+            var attributes = posix_spawnattr_t()
+            posix_spawnattr_init(&attributes)
+            defer { posix_spawnattr_destroy(&attributes) }
+            var none = sigset_t(), all = sigset_t()
+            sigemptyset(&none)
+            sigfillset(&all)
+            posix_spawnattr_setsigmask(&attributes, &none)
+            posix_spawnattr_setsigdefault(&attributes, &all)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
             var pid: pid_t = 0
-            let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArgs, environ)
+            let spawned = posix_spawn(&pid, argv[0], &actions, &attributes, &cArgs, environ)
             guard spawned == 0 else { throw TmuxError(code: spawned) }
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
