@@ -1,5 +1,5 @@
 import Foundation
-import Strata
+@testable import Strata
 @testable import StrataExplorer
 import StrataTestSupport
 import Testing
@@ -24,6 +24,38 @@ import Testing
             #expect(await Self.poll { model.panes()[0].entries == 0 }, "L1 kept the value another process replaced")
             #expect(await Self.poll { model.events.contains { $0.text == "invalidated user:7 (by another client, via L2)" } })
             #expect(await model.execute(.get(key: "user:7")).message.hasSuffix("\"theirs\""))
+        }
+    }
+
+    /// A disk directory that cannot be watched (the watch limit, injected for
+    /// this directory) says so in its pane, and L1 keeps nothing from it
+    /// meanwhile; once watched again the note goes and L1 keeps values.
+    @Test func anUnwatchedDiskLevelSaysSoAndKeepsNothingAbove() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        InotifyHub.failingPaths.withLock { $0[dir.path] = ENOSPC }
+        defer { InotifyHub.failingPaths.withLock { $0[dir.path] = nil } }
+        let spec = PipelineSpec(name: "unwatched", levels: [
+            LevelSpec(name: "L1", kind: .memory(capacity: 1 << 20, countLimit: 100)),
+            LevelSpec(name: "L2", kind: .disk(path: dir.path, capacity: 1 << 20)),
+            LevelSpec(name: "origin", kind: .origin(latency: .zero, jitter: .zero, failureRate: 0, valueSize: 16)),
+        ])
+        let model = ExplorerModel(pipeline: try Pipeline(spec))
+        await model.withShutdown {
+            #expect(model.panes()[1].configuration.contains("not watched"), "\(model.panes()[1].configuration)")
+            _ = await model.execute(.get(key: "user:1"))
+            _ = await model.execute(.get(key: "user:1"))  // from L2: not kept in L1
+            await model.pipeline.cache.waitForPendingWrites()
+            #expect(model.panes()[0].entries == 0, "L1 kept a value from an unwatched level")
+            InotifyHub.failingPaths.withLock { $0[dir.path] = nil }
+            _ = await model.execute(.get(key: "user:1"))  // watched again by this read
+            #expect(!model.panes()[1].configuration.contains("not watched"), "\(model.panes()[1].configuration)")
+            var kept = false
+            for _ in 0..<50 where !kept {  // bounded: each get is a read that may back-fill
+                _ = await model.execute(.get(key: "user:1"))
+                await model.pipeline.cache.waitForPendingWrites()
+                kept = model.panes()[0].entries == 1
+            }
+            #expect(kept, "watched again: L1 keeps what it reads")
         }
     }
 

@@ -33,7 +33,7 @@ import Testing
             #expect(entry.memory.value(forKey: "k") == "v1")
         }
         for entry in caches { try await entry.other.set("v2", forKey: "k") }
-        _ = await poll { caches.allSatisfy { $0.memory.value(forKey: "k") == nil } }
+        _ = await poll(timeout: .seconds(30)) { caches.allSatisfy { $0.memory.value(forKey: "k") == nil } }
         let stale = caches.filter { $0.memory.value(forKey: "k") != nil }.count
         #expect(stale == 0, "\(stale) of \(count) memory levels kept a value another writer replaced")
         for entry in caches.prefix(3) { #expect(try await entry.cache.get("k") == "v2") }

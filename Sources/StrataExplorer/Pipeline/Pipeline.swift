@@ -171,8 +171,10 @@ public final class Pipeline: Sendable {
             disks.append(disk)
             var live = finish(spec, disk, toggle: toggle, entries: { disk.count }, bytes: { disk.totalSize },
                               capacity: capacity, countLimit: nil)
-            if disk.policy == .adaptive {
-                live.liveConfiguration = { policySummary(window: disk.windowShare, declined: disk.admissionsRejected) }
+            let adaptive = disk.policy == .adaptive
+            live.liveConfiguration = {
+                [adaptive ? policySummary(window: disk.windowShare, declined: disk.admissionsRejected) : "",
+                 disk.isUnwatched ? "not watched" : ""].filter { !$0.isEmpty }.joined(separator: " · ")
             }
             return live
         case .origin(let latency, let jitter, let failureRate, let valueSize):

@@ -5,8 +5,8 @@ import Glibc
 
 /// Watches one directory with inotify for files renamed into it or deleted
 /// from it, which is how every disk level (of any process) replaces and
-/// removes entries. Events are delivered in order, in batches, on the
-/// process's inotify queue (``InotifyHub``).
+/// removes entries. Events are delivered in order, in batches, on this
+/// watcher's own serial queue (read by the process's ``InotifyHub``).
 ///
 /// `.lost` means changes may have been missed: the kernel's event queue
 /// overflowed, or the directory itself was deleted or moved (call

@@ -15,4 +15,11 @@ extension DiskCacheLevel {
                            metadata: ["directory": "\(path)", "error": "\(DiskCacheError.text(failure))"])
         }
     }
+
+    /// `true` while levels above listen to this one and its directory is not
+    /// watched: it was deleted or moved and no directory is back at the path,
+    /// or the per-user inotify watch limit is reached. Meanwhile the levels
+    /// above keep nothing from this level (each read and write tries to watch
+    /// again). `false` when watched, and when nothing listens.
+    public var isUnwatched: Bool { changes.isWatchLost }
 }

@@ -48,11 +48,25 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
     private let isOn = Atomic<Bool>(false)
     private let state = Mutex(State())
     private let reported = Atomic<Int>(0)
+    /// An `.all` is queued and its publisher has not taken it yet.
+    private let allQueued = AllQueued()
+
+    final class AllQueued: Sendable {
+        private let flag = Atomic<Bool>(false)
+        /// Marks one queued; `false` if one already was.
+        func claim() -> Bool { !flag.exchange(true, ordering: .sequentiallyConsistent) }
+        /// The publisher took it (before publishing it).
+        func taken() { flag.store(false, ordering: .sequentiallyConsistent) }
+    }
     /// The watch ended and no directory at the path is watched yet. Set only
     /// under `state`'s lock, before the "anything may have changed" report of
     /// that attempt; read without it on every hit and write.
     private let watchLost = Atomic<Bool>(false)
     private let logger = Logger(label: "strata.disk")
+
+    /// Levels above listen, and the directory is not watched now (see
+    /// ``DiskCacheLevel/isUnwatched``).
+    var isWatchLost: Bool { watchLost.load(ordering: .relaxed) }
 
     /// Invalidations reported to the levels above so far.
     var invalidationsReported: Int { reported.load(ordering: .relaxed) }
@@ -93,7 +107,13 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
             state.continuation = continuation
             isOn.store(true, ordering: .releasing)
             let listeners = self.listeners
-            Task { for await invalidation in stream { await listeners.publish(invalidation) } }
+            let allQueued = self.allQueued
+            Task {
+                for await invalidation in stream {
+                    if case .all = invalidation { allQueued.taken() }
+                    await listeners.publish(invalidation)
+                }
+            }
             guard let failure = watcher.initialFailure else { return nil }
             state.rewatchFailure = failure  // logged by the caller; not again by each retry
             watchLost.store(true, ordering: .sequentiallyConsistent)
@@ -255,8 +275,14 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
     }
 
     private func report(_ invalidation: CacheInvalidation<Key>, _ state: inout State) {
+        // An "anything may have changed" still waiting to be published covers
+        // this one too (it is published later than this one would be): while
+        // the directory cannot be watched every hit reports one, and a hot
+        // loop must not queue them without bound.
+        guard let continuation = state.continuation else { return }
+        if case .all = invalidation, !allQueued.claim() { return }
         reported.add(1, ordering: .relaxed)
-        state.continuation?.yield(invalidation)
+        continuation.yield(invalidation)
     }
 
     deinit {
