@@ -36,27 +36,57 @@ unfinished() {
   ' "$1"
 }
 
-# Waits for `pid` (a `swift test` run); past the limit, reports and kills it.
+# Every process below `$1` (children first found, then theirs).
+descendants() {
+  local child
+  for child in $(pgrep -P "$1" || true); do
+    echo "$child"
+    descendants "$child"
+  done
+}
+
+# Waits for `pid` (a `swift test` run); past the limit, reports and kills
+# what runs below it (the test process, and what it started), but not `tee`,
+# which keeps the log. It goes on killing until the run ends: SwiftPM runs
+# the test bundle twice (XCTest, then swift-testing), and the second run
+# must not go unwatched.
 watchdog() {
   local pid=$1 name=$2 log=$3 waited=0
   while kill -0 "$pid" 2>/dev/null; do
     sleep 5
     waited=$((waited + 5))
     [ "$waited" -lt "$limit" ] && continue
-    {
-      echo
-      echo "==== $name is still running after ${limit}s: tests that started and did not finish:"
-      unfinished "$log"
-      for test in $(pgrep -f "xctest|swift-testing" || true); do
-        echo "==== threads of $(tr '\0' ' ' </proc/"$test"/cmdline 2>/dev/null | cut -c1-200)"
-        timeout 120 gdb -p "$test" -batch -ex "thread apply all bt" 2>&1 | grep -E "^Thread|^#" | cut -c1-220 || true
-      done
-      echo "==== processes"
-      ps -eo pid,ppid,etime,stat,args --forest | awk '$2 != 2 && $1 != 2' | cut -c1-200
-    } >"$logs/$name.hang"
-    cat "$logs/$name.hang"
-    pkill -KILL -f "xctest|swift-testing" || true
-    return
+    if [ ! -f "$logs/$name.hang" ]; then
+      {
+        echo
+        echo "==== $name is still running after ${limit}s: tests that started and did not finish:"
+        unfinished "$log"
+        for test in $(descendants "$pid"); do
+          grep -q "xctest" "/proc/$test/cmdline" 2>/dev/null || continue
+          echo "==== threads of $(tr '\0' ' ' </proc/"$test"/cmdline 2>/dev/null | cut -c1-200)"
+          trace=$(timeout 120 gdb -p "$test" -batch -ex "thread apply all bt" 2>&1 || true)
+          if grep -q "^Thread" <<<"$trace"; then
+            grep -E "^Thread|^#" <<<"$trace" | cut -c1-220
+          else
+            echo "$trace" | tail -5  # why gdb could not attach (ptrace not permitted, …)
+          fi
+        done
+        echo "==== processes below the run"
+        ps -o pid,ppid,etime,stat,args -p "$(descendants "$pid" | tr '\n' ',' | sed 's/,$//')" 2>/dev/null | cut -c1-200 || true
+      } >"$logs/$name.hang.txt"
+      mv "$logs/$name.hang.txt" "$logs/$name.hang"
+      cat "$logs/$name.hang"
+    fi
+    for victim in $(descendants "$pid"); do
+      # The explorer tests' tmux servers leave the tree (they daemonise);
+      # their sockets are named after the test process.
+      if grep -q "xctest" "/proc/$victim/cmdline" 2>/dev/null; then
+        for socket in "/tmp/tmux-$(id -u)/strata-test-$victim-"*; do
+          [ -S "$socket" ] && timeout 10 tmux -L "$(basename "$socket")" kill-server 2>/dev/null || true
+        done
+      fi
+      grep -q "^tee" "/proc/$victim/cmdline" 2>/dev/null || kill -KILL "$victim" 2>/dev/null || true
+    done
   done
 }
 

@@ -12,13 +12,13 @@ extension Process {
     @discardableResult
     public func exit(within limit: Duration = .seconds(60)) async -> Bool {
         let watchdog = ChildWatchdog(self, limit: limit)
-        await withCheckedContinuation { continuation in
+        return await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 self.waitUntilExit()
-                continuation.resume()
+                // Disarmed here, at once: later, a reaped child's pid may be another's.
+                continuation.resume(returning: !watchdog.finish())
             }
         }
-        return !watchdog.finish()
     }
 
     /// Kills the child (SIGKILL) if it still runs after `limit`, unless
