@@ -397,11 +397,20 @@ public final class ExplorerModel: Sendable {
             return CommandOutcome("get \(key) failed: \(error)", isError: true)
         }
         let elapsed = ContinuousClock.now - started
-        // Back-fills finish after the get: wait (briefly) for each level above the hit.
+        // Back-fills finish after the get: wait (briefly) for each level above
+        // the hit, or until no back-fill is in flight: one its composition
+        // dropped (a change reported since the read began, or a level below
+        // that cannot be watched) sends no event, and the get waited 2 s.
         let forward = trace.events.filter { !$0.isBackfill }
         if value != nil {
             let above = forward.filter { $0.outcome != .hit }.count
-            await trace.waitForEvents(count: forward.count + above, timeout: .seconds(2))
+            let cache = pipeline.cache
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await trace.waitForEvents(count: forward.count + above, timeout: .seconds(2)) }
+                group.addTask { await cache.waitForPendingWrites() }
+                await group.next()
+                group.cancelAll()
+            }
         }
         let line = "get \(key)  " + Self.path(trace.events, levels: skippable()) + (value == nil ? " → not found" : "")
         log(line, isError: forward.contains { $0.outcome == .error })
