@@ -1153,7 +1153,7 @@ extension DifferentialCompositionTests {
         try await memory.set("m", forKey: "k")
         #expect(try await inner.get("k") == "o-k")
         await inner.waitForPendingWrites()
-        #expect(await poll(timeout: .seconds(5)) { memory.value(forKey: "k") == nil }, "the outer composition dropped k")
+        #expect(await poll(timeout: .seconds(30)) { memory.value(forKey: "k") == nil }, "the outer composition dropped k")
         #expect(cache.invalidationsApplied == 1)
         #expect(try await cache.get("k") == "o-k")
     }
