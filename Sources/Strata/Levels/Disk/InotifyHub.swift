@@ -115,9 +115,6 @@ final class InotifyHub: Sendable {
         }
     }
 
-    /// The number of subscribers (for tests).
-    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
-
     private func release(_ wd: Int32, _ state: inout State) {
         let left = (state.users[wd] ?? 1) - 1
         if left > 0 {
