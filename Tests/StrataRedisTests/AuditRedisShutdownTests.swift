@@ -69,6 +69,37 @@ extension AuditRedisShutdownTests {
         await observer.shutdown(); await server.kill()
     }
 
+    /// A Redis level under a disk level, both reporting changes, dropped with
+    /// their composition. The composition's listeners made the two hold each
+    /// other (the disk level's held the Redis level, the Redis level's held
+    /// the disk level), so neither was ever freed and the Redis level's
+    /// connections stayed open for the life of the process.
+    @Test func aLevelDroppedWithACompositionOverADiskLevelClosesItsConnections() async throws {
+        let server = try await RedisServer()
+        let observer = RedisClient(configuration: try RedisConfiguration(url: server.url, connections: 1))
+        let listed = try await clientList(observer).count
+        let root = TemporaryDirectory(); defer { root.remove() }
+        weak var droppedLevel: RedisCacheLevel<String, String>?
+        weak var droppedDisk: DiskCacheLevel<String, String>?
+        do {
+            let level = try RedisCacheLevel<String, String>(url: server.url, prefix: "auditdropdisk:", codec: .string)
+            let disk = try DiskCacheLevel<String, String>(directory: root.url, capacity: 1 << 20)
+            let cache = MemoryCacheLevel<String, String>(capacity: 1 << 20) + disk + level
+            #expect(await poll { level.isReceivingInvalidations })
+            try await cache.set("v", forKey: "k")
+            #expect(try await cache.getIfPresent("k") == "v")
+            #expect(try await clientList(observer).count > listed)
+            droppedLevel = level
+            droppedDisk = disk
+        }
+        #expect(await poll(timeout: .seconds(10)) { droppedLevel == nil && droppedDisk == nil },
+                "nothing keeps the levels alive")
+        let left = try await poll(timeout: .seconds(10)) { try await clientList(observer).count == listed }
+        let clients = try await clientList(observer)
+        #expect(left, "the server still lists \(clients)")
+        await observer.shutdown(); await server.kill()
+    }
+
     /// The invalidation connection of a level dropped without `shutdown()`
     /// (`invalidatesLevelsAbove` on, subscribed): it closes, and its loop
     /// (a task that reconnects while the level lives) ends.

@@ -36,7 +36,9 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     public let lower: Lower
     @usableFromInline let backfills = BackfillTracker()
     @usableFromInline let order = WriteOrder()
-    @usableFromInline let invalidations = EventCount()
+    /// `lower` as the listener on `upper` reaches it, and the count of
+    /// invalidations applied (see ``CompositionLink``).
+    @usableFromInline let link: CompositionLink<Lower>
     /// The reads compiled where the composition was created, for callers
     /// that reach it without its types (see ``SpecialisedPaths``).
     /// (A generic body still asks the runtime for the metadata of the
@@ -64,13 +66,18 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         self.lower = lower
         self.specialisedValue = value
         self.specialisedEntry = entry
-        let order = self.order, invalidations = self.invalidations
+        let link = CompositionLink(lower)
+        self.link = link
+        let order = self.order
         let writer = ObjectIdentifier(order)
-        lower.addInvalidationListener { [upper] invalidation in
+        // `lower`'s listener holds `upper` for as long as `lower` lives,
+        // whether or not the composition does: a later composition over the
+        // same two levels must find `upper` coherent with `lower`.
+        lower.addInvalidationListener { [upper, applied = link.invalidationsApplied] invalidation in
             // A store's report of a write this composition made: `upper`
             // holds what was written (see ``CacheWriteOrigin``).
             if CacheContext.isReport(ofWriteBy: writer) { return }
-            invalidations.increment()
+            applied.increment()
             // The drop is this composition's own write: a shared level in
             // `upper` that reports it (a disk level does, in a task of its
             // own) must not make it void the reads that begin after it.
@@ -95,13 +102,18 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         // Reads in flight below that began before the change end their
         // sharing too: a get that arrives after it must not join one (a
         // pooled origin read) and be answered with what it read before.
-        upper.addInvalidationListener { [lower] invalidation in
+        // `upper`'s listener serves only this composition's reads, so it
+        // reaches `lower` through the link, held weakly: were it to hold
+        // `lower` as `lower`'s holds `upper`, two levels that both report
+        // changes (`disk + redis`) would hold each other and never be freed.
+        upper.addInvalidationListener { [weak link] invalidation in
             if CacheContext.isReport(ofWriteBy: writer) { return }
+            guard let link else { return }
             switch invalidation {
             case .key(let key): order.noteChanged(key)
             case .all: order.noteChangedAll()
             }
-            lower.endSharingReads(invalidation)
+            link.lower.endSharingReads(invalidation)
         }
     }
 
@@ -367,7 +379,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// Back-fills dropped because a write to their key got in first.
     public var backfillsSkipped: Int { backfills.counts.skipped }
     /// Invalidations reported by `lower` and applied to `upper`.
-    public var invalidationsApplied: Int { invalidations.value }
+    public var invalidationsApplied: Int { link.invalidationsApplied.value }
 
     private static func collect(_ operation: CacheOperation, key: Key, _ results: (String, (any Error)?)...) throws {
         var failures: [LevelFailure] = []
