@@ -820,7 +820,11 @@ extension DifferentialCompositionTests {
             if let root { removedRoots.withLock { $0.append(root) } }
         }
         let result = try await exercise(seed: seed, operations: operations, levels: &levels, root: &root)
-        _ = await poll(timeout: .seconds(2)) { levels.allSatisfy { $0.object == nil } }
+        // Nothing but the composition holds its levels (they never hold
+        // each other through it): they go once the last change report on its
+        // way up has been applied.
+        let freed = await poll(timeout: .seconds(10)) { levels.allSatisfy { $0.object == nil } }
+        #expect(freed, "seed \(seed): a level outlived its composition")
         return result
     }
 
@@ -853,7 +857,8 @@ extension DifferentialCompositionTests {
                 fixture = Fixture(clock: shared.clock, origin: shared.origin, top: shared.origin, composed: Unreadable(),
                                   leaves: [], text: "", root: shared.root, knobs: shared.knobs)
                 let previous = levels
-                _ = await poll(timeout: .seconds(2)) { previous.allSatisfy { $0.object == nil } }
+                let freed = await poll(timeout: .seconds(10)) { previous.allSatisfy { $0.object == nil } }
+                #expect(freed, "seed \(seed): a level outlived its composition across a restart")
                 fixture = try makeFixture(seed: seed, reusing: shared)
                 precondition(fixture.conditions == conditions && fixture.switches == switches)
                 levels += fixture.leaves.map { Weak($0.object) }
