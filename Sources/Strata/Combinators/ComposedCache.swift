@@ -66,21 +66,32 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         self.lower = lower
         self.specialisedValue = value
         self.specialisedEntry = entry
-        let link = CompositionLink(lower)
-        self.link = link
         let order = self.order
+        let link = CompositionLink(lower, order: order)
+        self.link = link
         let writer = ObjectIdentifier(order)
         // `lower`'s listener holds `upper` for as long as `lower` lives,
         // whether or not the composition does: a later composition over the
         // same two levels must find `upper` coherent with `lower`.
-        lower.addInvalidationListener { [upper, applied = link.invalidationsApplied] invalidation in
+        lower.addInvalidationListener { [upper, weak link] invalidation in
             // A store's report of a write this composition made: `upper`
             // holds what was written (see ``CacheWriteOrigin``).
             if CacheContext.isReport(ofWriteBy: writer) { return }
-            applied.increment()
             // The drop is this composition's own write: a shared level in
             // `upper` that reports it (a disk level does, in a task of its
             // own) must not make it void the reads that begin after it.
+            guard let link else {
+                // The composition is gone, and so is every write and
+                // back-fill it had (each holds the link): nothing to order
+                // the drop against.
+                switch invalidation {
+                case .key(let key): _ = await CacheContext.writing(as: writer) { await attempt { try await upper.remove(key) } }
+                case .all: await CacheContext.writing(as: writer) { await upper.clear() }
+                }
+                return
+            }
+            link.invalidationsApplied.increment()
+            let order = link.order
             switch invalidation {
             case .key(let key):
                 let stripe = await order.beginWrite(key)
@@ -110,8 +121,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
             if CacheContext.isReport(ofWriteBy: writer) { return }
             guard let link else { return }
             switch invalidation {
-            case .key(let key): order.noteChanged(key)
-            case .all: order.noteChangedAll()
+            case .key(let key): link.order.noteChanged(key)
+            case .all: link.order.noteChangedAll()
             }
             link.lower.endSharingReads(invalidation)
         }
@@ -231,9 +242,13 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     @usableFromInline
     func backfill(_ entry: CacheEntry<Value>, forKey key: Key, ticket: WriteOrder.Ticket?,
                   readStart: ContinuousClock.Instant? = nil) {
-        let upper = self.upper, order = self.order
+        let upper = self.upper, order = self.order, link = self.link
         backfills.start(level: upper.name, key: key) {
             guard let ticket else { return false }
+            // The composition's last copy may be gone (one built for a single
+            // request); until this lands, `upper`'s reports must still reach
+            // `order` and drop it, and they do only while the link lives.
+            defer { withExtendedLifetime(link) {} }
             return try await order.land(ticket, readStart: readStart) {
                 try await upper.set(entry.value, forKey: key, expiresAt: entry.expiresAt)
             }

@@ -1,18 +1,25 @@
-/// What a ``ComposedCache``'s listener on its upper level reaches: the lower
-/// level, and the count of invalidations the composition applied.
+/// What a ``ComposedCache``'s listeners reach of it once registered with its
+/// levels: the lower level, the write order, and the count of invalidations
+/// the composition applied.
 ///
-/// The listener a composition registers with `lower` holds `upper` (so that
-/// `upper` stays coherent with `lower` for as long as both live, composed or
-/// not); the one it registers with `upper` holds this link weakly, and only
-/// the composition (every copy of it) holds the link. So two levels that both
-/// report changes never hold each other: once the last copy of the
-/// composition is gone and nothing else holds `lower`, `lower` is freed (a
-/// disk level releases its directory's watch, a Redis level closes its
-/// connections), and then `upper` if only `lower` held it.
+/// Only the composition (every copy of it) and its back-fills in flight hold
+/// the link; the listeners hold it weakly. The listener on `lower` holds
+/// `upper` itself, so that `upper` stays coherent with `lower` for as long as
+/// both live, composed or not; the one on `upper` reaches `lower` only
+/// through the link. So two levels that both report changes never hold each
+/// other through one composition: once its last copy and last back-fill are
+/// gone and nothing else holds `lower`, `lower` is freed (a disk level
+/// releases its directory's watch, a Redis level closes its connections),
+/// and then `upper` if only `lower` held it. A listener left behind is a small
+/// closure: the one on `lower` still drops what `lower` reports from `upper`.
 @usableFromInline
 final class CompositionLink<Lower: CacheLevel>: Sendable {
     let lower: Lower
+    let order: WriteOrder
     @usableFromInline let invalidationsApplied = EventCount()
 
-    init(_ lower: Lower) { self.lower = lower }
+    init(_ lower: Lower, order: WriteOrder) {
+        self.lower = lower
+        self.order = order
+    }
 }

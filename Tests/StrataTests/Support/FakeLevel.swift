@@ -30,6 +30,9 @@ final class FakeLevel<Key: Hashable & Sendable, Value: Sendable>: CacheLevel {
     /// Held gets read their value before waiting (a reply already on its way).
     func readBeforeHolding(_ flag: Bool) { readsFirst.withLock { $0 = flag } }
     private let readsFirst = Mutex(false)
+    /// Sets wait on `gate` before storing.
+    func holdSets(on gate: Gate?) { setGate.withLock { $0 = gate } }
+    private let setGate = Mutex<Gate?>(nil)
 
     func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
         listeners.add(listener)
@@ -58,6 +61,7 @@ final class FakeLevel<Key: Hashable & Sendable, Value: Sendable>: CacheLevel {
 
     func set(_ value: Value, forKey key: Key) async throws {
         calls.withLock { $0.sets += 1 }
+        if let gate = setGate.withLock({ $0 }) { try await gate.wait() }
         if let error = setFailure.withLock({ $0 }) { throw error }
         storage.withLock { $0[key] = value }
     }
