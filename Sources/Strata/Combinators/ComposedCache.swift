@@ -70,37 +70,45 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         let link = CompositionLink(lower, order: order)
         self.link = link
         let writer = ObjectIdentifier(order)
-        // `lower`'s listener holds `upper` for as long as `lower` lives,
+        let owner = WeakObject(link)
+        // `lower`'s listener keeps `upper` coherent for as long as both live,
         // whether or not the composition does: a later composition over the
-        // same two levels must find `upper` coherent with `lower`.
-        lower.addInvalidationListener { [upper, weak link] invalidation in
-            // A store's report of a write this composition made: `upper`
-            // holds what was written (see ``CacheWriteOrigin``).
-            if CacheContext.isReport(ofWriteBy: writer) { return }
-            // The drop is this composition's own write: a shared level in
-            // `upper` that reports it (a disk level does, in a task of its
-            // own) must not make it void the reads that begin after it.
-            guard let link else {
-                // The composition is gone, and so is every write and
-                // back-fill it had (each holds the link): nothing to order
-                // the drop against.
-                switch invalidation {
-                case .key(let key): _ = await CacheContext.writing(as: writer) { await attempt { try await upper.remove(key) } }
-                case .all: await CacheContext.writing(as: writer) { await upper.clear() }
+        // same two levels must find `upper` coherent with `lower`. It holds
+        // an object `upper` weakly (nothing to keep coherent once it is
+        // gone) and a value `upper` itself (see ``ListenerRegistration``).
+        let held = HeldLevel(upper)
+        let registration = ListenerRegistration(owner: owner, side: .lower(upper: held.weakObject, interchangeable: true))
+        CacheContext.$listenerRegistration.withValue(registration) {
+            lower.addInvalidationListener { [weak link] invalidation in
+                // A store's report of a write this composition made: `upper`
+                // holds what was written (see ``CacheWriteOrigin``).
+                if CacheContext.isReport(ofWriteBy: writer) { return }
+                guard let upper = held.level else { return }
+                // The drop is this composition's own write: a shared level in
+                // `upper` that reports it (a disk level does, in a task of its
+                // own) must not make it void the reads that begin after it.
+                guard let link else {
+                    // The composition is gone, and so is every write and
+                    // back-fill it had (each holds the link): nothing to order
+                    // the drop against.
+                    switch invalidation {
+                    case .key(let key): _ = await CacheContext.writing(as: writer) { await attempt { try await upper.remove(key) } }
+                    case .all: await CacheContext.writing(as: writer) { await upper.clear() }
+                    }
+                    return
                 }
-                return
-            }
-            link.invalidationsApplied.increment()
-            let order = link.order
-            switch invalidation {
-            case .key(let key):
-                let stripe = await order.beginWrite(key)
-                defer { order.endWrite(stripe) }
-                _ = await CacheContext.writing(as: writer) { await attempt { try await upper.remove(key) } }
-            case .all:
-                await order.beginClear()
-                defer { order.endClear() }
-                await CacheContext.writing(as: writer) { await upper.clear() }
+                link.invalidationsApplied.increment()
+                let order = link.order
+                switch invalidation {
+                case .key(let key):
+                    let stripe = await order.beginWrite(key)
+                    defer { order.endWrite(stripe) }
+                    _ = await CacheContext.writing(as: writer) { await attempt { try await upper.remove(key) } }
+                case .all:
+                    await order.beginClear()
+                    defer { order.endClear() }
+                    await CacheContext.writing(as: writer) { await upper.clear() }
+                }
             }
         }
         // A change `upper` reports (it stands over a shared store itself, as
@@ -117,14 +125,16 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         // reaches `lower` through the link, held weakly: were it to hold
         // `lower` as `lower`'s holds `upper`, two levels that both report
         // changes (`disk + redis`) would hold each other and never be freed.
-        upper.addInvalidationListener { [weak link] invalidation in
-            if CacheContext.isReport(ofWriteBy: writer) { return }
-            guard let link else { return }
-            switch invalidation {
-            case .key(let key): link.order.noteChanged(key)
-            case .all: link.order.noteChangedAll()
+        CacheContext.$listenerRegistration.withValue(ListenerRegistration(owner: owner, side: .upper)) {
+            upper.addInvalidationListener { [weak link] invalidation in
+                if CacheContext.isReport(ofWriteBy: writer) { return }
+                guard let link else { return }
+                switch invalidation {
+                case .key(let key): link.order.noteChanged(key)
+                case .all: link.order.noteChangedAll()
+                }
+                link.lower.endSharingReads(invalidation)
             }
-            link.lower.endSharingReads(invalidation)
         }
     }
 

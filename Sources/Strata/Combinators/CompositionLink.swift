@@ -23,3 +23,27 @@ final class CompositionLink<Lower: CacheLevel>: Sendable {
         self.order = order
     }
 }
+
+/// A level as a listener holds it: an object weakly, a value (a composition,
+/// a wrapper) itself.
+@usableFromInline
+struct HeldLevel<Level: CacheLevel>: Sendable {
+    private let value: Level?
+    let weakObject: WeakObject?
+
+    init(_ level: Level) {
+        if Level.self is AnyObject.Type {
+            value = nil
+            weakObject = WeakObject(level as AnyObject)
+        } else {
+            value = level
+            weakObject = nil
+        }
+    }
+
+    /// The level, unless it was an object and is gone.
+    var level: Level? {
+        if let value { return value }
+        return weakObject?.object.map { $0 as! Level }
+    }
+}

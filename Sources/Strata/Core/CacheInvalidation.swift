@@ -16,19 +16,49 @@ extension CacheInvalidation: Equatable where Key: Equatable {}
 public final class InvalidationListeners<Key: Sendable>: Sendable {
     public typealias Listener = @Sendable (CacheInvalidation<Key>) async -> Void
 
-    private let listeners = Mutex<[Listener]>([])
+    private struct Entry {
+        let listener: Listener
+        let registration: ListenerRegistration?
+
+        /// Whether the listener can do nothing more, or nothing that a
+        /// listener registered after it (`newer`) does not do.
+        func isSpent(before newer: ListenerRegistration?) -> Bool {
+            guard let registration, registration.owner.isGone else { return false }
+            switch registration.side {
+            case .upper: return true
+            case .lower(upper: nil, _): return false
+            case .lower(upper: let upper?, let interchangeable):
+                if upper.isGone { return true }
+                guard interchangeable, case .lower(upper: let newerUpper?, true)? = newer?.side else { return false }
+                return newerUpper.object === upper.object
+            }
+        }
+    }
+
+    private let listeners = Mutex<[Entry]>([])
 
     public init() {}
 
-    public func add(_ listener: @escaping Listener) { listeners.withLock { $0.append(listener) } }
+    /// Adds `listener`. One a composition registers is forgotten once it can
+    /// do nothing more (see ``ListenerRegistration``).
+    public func add(_ listener: @escaping Listener) {
+        let registration = CacheContext.listenerRegistration
+        listeners.withLock { entries in
+            entries.removeAll { $0.isSpent(before: registration) }
+            entries.append(Entry(listener: listener, registration: registration))
+        }
+    }
 
     /// Whether anyone listens (a level may skip subscribing to its store if not).
     public var isEmpty: Bool { listeners.withLock { $0.isEmpty } }
 
+    /// How many listeners are registered (spent ones are forgotten as others are added).
+    public var count: Int { listeners.withLock { $0.count } }
+
     /// Tells every listener, in registration order, and returns when all have
     /// applied it.
     public func publish(_ invalidation: CacheInvalidation<Key>) async {
-        for listener in listeners.withLock({ $0 }) { await listener(invalidation) }
+        for entry in listeners.withLock({ $0 }) { await entry.listener(invalidation) }
     }
 
     /// Reports a write the level made itself, which its store does not report

@@ -1,0 +1,84 @@
+@testable import Strata
+import Testing
+
+/// Compositions built for one request over a long-lived level that reports
+/// changes: the listeners they leave behind on it are forgotten once they can
+/// do nothing, or nothing a newer one does not, so the level's list stays
+/// bounded; the upper levels stay coherent while they live.
+@Suite struct ListenerPruningTests {
+    typealias Memory = MemoryCacheLevel<String, String>
+
+    final class Weak: @unchecked Sendable {
+        // Safe: written once, in `init`, before the box is shared; weak loads are atomic.
+        weak var object: AnyObject?
+        init(_ object: AnyObject) { self.object = object }
+    }
+
+    /// A fresh memory level per request over a shared one: each request's
+    /// memory level is freed with its composition, and its listeners go.
+    @Test func freshUpperLevelsAreFreedAndTheirListenersForgotten() async throws {
+        let shared = FakeLevel<String, String>(name: "shared", ["k": "v"])
+        var uppers: [Weak] = []
+        for _ in 0..<200 {
+            let memory = Memory(capacity: 1 << 20)
+            let cache = memory + shared
+            #expect(try await cache.getIfPresent("k") == "v")
+            await cache.waitForPendingWrites()
+            uppers.append(Weak(memory))
+        }
+        #expect(uppers.allSatisfy { $0.object == nil }, "a request's memory level outlived its composition")
+        #expect(shared.listeners.count <= 2, "\(shared.listeners.count) listeners left on the shared level")
+    }
+
+    /// One long-lived memory level, a composition per request: one listener
+    /// stands for all the gone ones, and the memory level still drops what
+    /// the shared level reports.
+    @Test func aLongLivedUpperKeepsOneListenerAndStaysCoherent() async throws {
+        let shared = FakeLevel<String, String>(name: "shared", ["k": "v1"])
+        let memory = Memory(capacity: 1 << 20)
+        for _ in 0..<200 {
+            let cache = memory + shared
+            #expect(try await cache.getIfPresent("k") == "v1")
+            await cache.waitForPendingWrites()
+        }
+        #expect(shared.listeners.count <= 2, "\(shared.listeners.count) listeners left on the shared level")
+        #expect(memory.value(forKey: "k") == "v1")
+        await shared.changeElsewhere("k", to: "v2")
+        #expect(memory.value(forKey: "k") == nil, "the memory level kept a value the shared level reported changed")
+        #expect(try await (memory + shared).getIfPresent("k") == "v2")
+    }
+
+    /// A listener registered through a key transform drops more than a plain
+    /// one (it cannot map the key back): a plain one registered later for the
+    /// same upper level must not stand in for it.
+    @Test func aTranslatedListenerIsNotReplacedByAPlainOne() async throws {
+        let shared = FakeLevel<String, String>(name: "shared", ["p:a": "v1"])
+        let memory = Memory(capacity: 1 << 20)
+        do {
+            let prefixed = KeyTransformedCache<FakeLevel<String, String>, String>(shared) { "p:\($0)" }
+            let cache = memory + prefixed
+            #expect(try await cache.getIfPresent("a") == "v1")
+            await cache.waitForPendingWrites()
+        }
+        #expect(memory.value(forKey: "a") == "v1")
+        do {
+            let cache = memory + shared
+            _ = try await cache.getIfPresent("b")
+        }
+        await shared.changeElsewhere("p:a", to: "v2")
+        #expect(memory.value(forKey: "a") == nil, "the memory level kept, under its own key, a value the shared level reported changed")
+    }
+
+    /// Listeners a composition registers on its upper level serve only its
+    /// reads: they go once it has.
+    @Test func upperSideListenersGoWithTheirComposition() async throws {
+        let shared = FakeLevel<String, String>(name: "shared")
+        let origin = FakeLevel<String, String>(name: "origin", ["k": "v"])
+        for _ in 0..<200 {
+            let cache = shared + origin
+            #expect(try await cache.getIfPresent("k") == "v")
+            await cache.waitForPendingWrites()
+        }
+        #expect(shared.listeners.count <= 2, "\(shared.listeners.count) listeners left on the upper level")
+    }
+}
