@@ -78,8 +78,7 @@ public struct AllBatchCache<Inner: CacheLevel>: WrapperLevel {
 
     /// A changed key may be in any batch: reported as ``CacheInvalidation/all``.
     public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<[Inner.Key]>) async -> Void) {
-        // What it reports is not what a composition's listener would.
-        CacheContext.registeringTranslated { inner.addInvalidationListener { _ in await listener(.all) } }
+        inner.addInvalidationListener { _ in await listener(.all) }
     }
 
     public func getIfPresent(_ keys: [Inner.Key]) async throws -> [Inner.Value]? {

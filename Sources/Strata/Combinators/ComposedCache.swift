@@ -74,12 +74,13 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         // `lower`'s listener keeps `upper` coherent for as long as both live,
         // whether or not the composition does: a later composition over the
         // same two levels must find `upper` coherent with `lower`. It holds
-        // an object `upper` weakly (nothing to keep coherent once it is
-        // gone) and a value `upper` itself (see ``ListenerRegistration``).
+        // `upper` weakly only if `upper`'s store ends with it (see
+        // ``ListenerRegistration``). It holds `order`, whose identity marks
+        // this composition's writes: freed, its address could be another
+        // composition's, whose writes this listener would then skip.
         let held = HeldLevel(upper)
-        let registration = ListenerRegistration(owner: owner, side: .lower(upper: held.weakObject, interchangeable: true))
-        CacheContext.$listenerRegistration.withValue(registration) {
-            lower.addInvalidationListener { [weak link] invalidation in
+        ListenerRegistration(owner: owner, side: .lower(upper: held.weakObject)).registering {
+            lower.addInvalidationListener { [weak link, order] invalidation in
                 // A store's report of a write this composition made: `upper`
                 // holds what was written (see ``CacheWriteOrigin``).
                 if CacheContext.isReport(ofWriteBy: writer) { return }
@@ -98,7 +99,6 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
                     return
                 }
                 link.invalidationsApplied.increment()
-                let order = link.order
                 switch invalidation {
                 case .key(let key):
                     let stripe = await order.beginWrite(key)
@@ -125,7 +125,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         // reaches `lower` through the link, held weakly: were it to hold
         // `lower` as `lower`'s holds `upper`, two levels that both report
         // changes (`disk + redis`) would hold each other and never be freed.
-        CacheContext.$listenerRegistration.withValue(ListenerRegistration(owner: owner, side: .upper)) {
+        ListenerRegistration(owner: owner, side: .upper).registering {
             upper.addInvalidationListener { [weak link] invalidation in
                 if CacheContext.isReport(ofWriteBy: writer) { return }
                 guard let link else { return }

@@ -24,17 +24,17 @@ final class CompositionLink<Lower: CacheLevel>: Sendable {
     }
 }
 
-/// A level as a listener holds it: an object weakly, a value (a composition,
-/// a wrapper) itself.
+/// A level as a listener holds it: weakly if its store ends with it (a
+/// ``MemoryCacheLevel``), else itself.
 @usableFromInline
 struct HeldLevel<Level: CacheLevel>: Sendable {
     private let value: Level?
     let weakObject: WeakObject?
 
     init(_ level: Level) {
-        if Level.self is AnyObject.Type {
+        if let object = level as? any StoreEndsWithLevel {
             value = nil
-            weakObject = WeakObject(level as AnyObject)
+            weakObject = WeakObject(object)
         } else {
             value = level
             weakObject = nil

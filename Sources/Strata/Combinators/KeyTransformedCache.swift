@@ -45,8 +45,7 @@ public struct KeyTransformedCache<Inner: CacheLevel, NewKey: Sendable>: WrapperL
     /// The inner key of a change cannot be mapped back to this level's key, so
     /// a changed inner key is reported as ``CacheInvalidation/all``.
     public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<NewKey>) async -> Void) {
-        // What it reports is not what a composition's listener would.
-        CacheContext.registeringTranslated { inner.addInvalidationListener { _ in await listener(.all) } }
+        inner.addInvalidationListener { _ in await listener(.all) }
     }
 
     public func set(_ value: Value, forKey key: NewKey) async throws {

@@ -18,21 +18,8 @@ public final class InvalidationListeners<Key: Sendable>: Sendable {
 
     private struct Entry {
         let listener: Listener
+        /// Set for a listener a composition registered (see ``ListenerRegistration``).
         let registration: ListenerRegistration?
-
-        /// Whether the listener can do nothing more, or nothing that a
-        /// listener registered after it (`newer`) does not do.
-        func isSpent(before newer: ListenerRegistration?) -> Bool {
-            guard let registration, registration.owner.isGone else { return false }
-            switch registration.side {
-            case .upper: return true
-            case .lower(upper: nil, _): return false
-            case .lower(upper: let upper?, let interchangeable):
-                if upper.isGone { return true }
-                guard interchangeable, case .lower(upper: let newerUpper?, true)? = newer?.side else { return false }
-                return newerUpper.object === upper.object
-            }
-        }
     }
 
     private let listeners = Mutex<[Entry]>([])
@@ -40,11 +27,12 @@ public final class InvalidationListeners<Key: Sendable>: Sendable {
     public init() {}
 
     /// Adds `listener`. One a composition registers is forgotten once it can
-    /// do nothing more (see ``ListenerRegistration``).
+    /// do nothing more (see ``ListenerRegistration``), when a later one is
+    /// added; the others keep their order.
     public func add(_ listener: @escaping Listener) {
-        let registration = CacheContext.listenerRegistration
+        let registration = CacheContext.listenerRegistration.flatMap { $0.isOpen ? $0 : nil }
         listeners.withLock { entries in
-            entries.removeAll { $0.isSpent(before: registration) }
+            entries.removeAll { $0.registration?.isSpent ?? false }
             entries.append(Entry(listener: listener, registration: registration))
         }
     }

@@ -1,45 +1,78 @@
-/// What a composition's listener is, while it registers it with a level
-/// (``CacheContext/listenerRegistration``), so that the level's
-/// ``InvalidationListeners`` can forget it once it can do nothing, or
-/// nothing that another listener does not do.
+import Synchronization
+
+/// What a composition's listener is, while the composition registers it
+/// with a level (``CacheContext/listenerRegistration``), so that the level's
+/// ``InvalidationListeners`` can forget it once it can do nothing more.
 ///
 /// A composition built for one request over long-lived levels leaves its
-/// listeners behind when it goes. Without this, every such composition added
-/// one for good: the list grew without bound and each report ran through it.
+/// listeners behind when it goes. Without this, each such composition left
+/// its listeners for good, and they held its upper level: a memory level
+/// built per request over a shared one was never freed, and every report ran
+/// through one listener per composition ever built.
 /// - The listener on the composition's **upper** level serves only the
-///   composition's reads: it goes once the composition (its `owner`) has.
+///   composition's reads: it is spent once the composition (`owner`) is gone.
 /// - The listener on its **lower** level keeps `upper` coherent with `lower`
 ///   after the composition is gone (the next composition over them must not
-///   find `upper` stale). When `upper` is an object, the listener holds it
-///   weakly: it goes once `upper` has, and once its composition has gone it
-///   gives way to a newer listener for the same `upper`, which does the same.
-///   A value-type `upper` (a nested composition, a wrapper) is held by its
-///   listener, which stays.
-/// Forwarders that change what a report means for the levels above (a key
-/// transform, a batch) register theirs as not interchangeable.
+///   find `upper` stale). It holds `upper` weakly only when `upper`'s store
+///   ends with it (a ``MemoryCacheLevel``: ``StoreEndsWithLevel``), and is
+///   spent once `upper` is gone; any other `upper` (a disk level, a pool over
+///   a long-lived memory level, a composition) may be a handle to a store
+///   that outlives it, so the listener holds it and stays.
+///
+/// A registration is honoured only during the composition's own call to
+/// `addInvalidationListener`: a task started inside that call (a level's
+/// report loop) inherits the task-local, and whatever it registers later is
+/// not the composition's.
 @usableFromInline
-struct ListenerRegistration: Sendable {
+final class ListenerRegistration: Sendable {
     enum Side: Sendable {
         /// On the composition's upper level.
         case upper
-        /// On its lower level, for `upper` (`nil`: a value, held by the
-        /// listener). `interchangeable`: it does to `upper` exactly what any
-        /// other such listener for `upper` does (drops the reported key),
-        /// so a newer one can stand in for it.
-        case lower(upper: WeakObject?, interchangeable: Bool)
+        /// On its lower level, for `upper` (`nil`: held by the listener).
+        case lower(upper: WeakObject?)
     }
 
     /// The composition's link: alive while the composition or one of its back-fills is.
     let owner: WeakObject
     let side: Side
+    private let open = Atomic<Bool>(true)
+
+    init(owner: WeakObject, side: Side) {
+        self.owner = owner
+        self.side = side
+    }
+
+    /// Whether the registering call is still under way.
+    var isOpen: Bool { open.load(ordering: .acquiring) }
+
+    /// Whether the listener registered under it can do nothing more.
+    var isSpent: Bool {
+        guard owner.isGone else { return false }
+        switch side {
+        case .upper: return true
+        case .lower(upper: let upper): return upper?.isGone ?? false
+        }
+    }
+
+    /// Runs `body` (the composition's call to `addInvalidationListener`)
+    /// with this registration, which is closed when it returns.
+    func registering(_ body: () -> Void) {
+        CacheContext.$listenerRegistration.withValue(self, operation: body)
+        open.store(false, ordering: .releasing)
+    }
 }
+
+/// A level whose store ends with it (nothing else can reach what it holds):
+/// a listener keeping it coherent may hold it weakly.
+protocol StoreEndsWithLevel: AnyObject {}
 
 /// A weak reference to an object of any class.
 @usableFromInline
 final class WeakObject: @unchecked Sendable {
     // Safe: `object` is written once, in `init`, before the box is shared,
     // and only loaded afterwards (weak loads are atomic); nothing is read
-    // through it here but its identity and whether it is still there.
+    // through it here but whether it is still there, or the object itself
+    // by its holder.
     weak var object: AnyObject?
 
     init(_ object: AnyObject) { self.object = object }
@@ -51,14 +84,4 @@ extension CacheContext {
     /// Set by a composition around its own registrations; read by
     /// ``InvalidationListeners/add(_:)``.
     @TaskLocal static var listenerRegistration: ListenerRegistration?
-
-    /// Runs `body`, a registration that wraps its caller's listener in one
-    /// that reports something else: no other listener can stand in for it.
-    static func registeringTranslated<T>(_ body: () throws -> T) rethrows -> T {
-        guard let registration = listenerRegistration, case .lower(let upper, true) = registration.side else {
-            return try body()
-        }
-        let translated = ListenerRegistration(owner: registration.owner, side: .lower(upper: upper, interchangeable: false))
-        return try $listenerRegistration.withValue(translated, operation: body)
-    }
 }

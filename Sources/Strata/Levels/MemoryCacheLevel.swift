@@ -583,3 +583,6 @@ extension MemoryCacheLevel where Value: CacheCost {
         }
     }
 }
+
+/// Nothing but the level reaches what it holds.
+extension MemoryCacheLevel: StoreEndsWithLevel {}
