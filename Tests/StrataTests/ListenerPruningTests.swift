@@ -1,5 +1,6 @@
 @testable import Strata
 import StrataTestSupport
+import Synchronization
 import Testing
 
 /// Compositions built for one request over a long-lived level that reports
@@ -130,5 +131,47 @@ import Testing
         }
         target.addInvalidationListener { _ in }
         #expect(target.listeners.count == 2, "a listener registered from a report was forgotten")
+    }
+
+    /// Stress: 8 tasks build compositions per request (a fresh memory level
+    /// each, and over one long-lived memory level) while the shared level
+    /// reports changes. Afterwards the long-lived level is coherent, no fresh
+    /// level is left, and the list holds only what can still do something.
+    @Test func compositionsBuiltConcurrentlyWhileReportsArrive() async throws {
+        let shared = FakeLevel<String, String>(name: "shared", Dictionary(uniqueKeysWithValues: (0..<16).map { ("k\($0)", "v0") }))
+        let longLived = Memory(capacity: 1 << 20)
+        final class Fresh: Sendable { let levels = Mutex<[Weak]>([]) }
+        let fresh = Fresh()
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for i in 0..<100 {
+                        let key = "k\((task + i) % 16)"
+                        if i % 2 == 0 {
+                            let memory = Memory(capacity: 1 << 20)
+                            fresh.levels.withLock { $0.append(Weak(memory)) }
+                            let cache = memory + shared
+                            _ = try? await cache.getIfPresent(key)
+                            await cache.waitForPendingWrites()
+                        } else {
+                            let cache = longLived + shared
+                            _ = try? await cache.getIfPresent(key)
+                            await cache.waitForPendingWrites()
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                for i in 0..<200 { await shared.changeElsewhere("k\(i % 16)", to: "v\(i)") }
+            }
+        }
+        // One last change of every key: the long-lived level must drop each.
+        for n in 0..<16 { await shared.changeElsewhere("k\(n)", to: "final") }
+        for n in 0..<16 { #expect(longLived.value(forKey: "k\(n)") == nil, "k\(n) kept above after its last change") }
+        #expect(fresh.levels.withLock { $0.allSatisfy { $0.object == nil } }, "a request's memory level outlived its composition")
+        shared.addInvalidationListener { _ in }
+        // What is left: the long-lived level's listeners (one per composition over it) and ours.
+        #expect(shared.listeners.count <= 8 * 50 + 1, "\(shared.listeners.count) listeners")
+        #expect(shared.listeners.count > 8 * 50 - 1, "a listener of the long-lived level was forgotten")
     }
 }
