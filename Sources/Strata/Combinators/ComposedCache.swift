@@ -121,17 +121,25 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         // Reads in flight below that began before the change end their
         // sharing too: a get that arrives after it must not join one (a
         // pooled origin read) and be answered with what it read before.
-        // `upper`'s listener serves only this composition's reads, so it
-        // reaches `lower` through the link, held weakly: were it to hold
-        // `lower` as `lower`'s holds `upper`, two levels that both report
-        // changes (`disk + redis`) would hold each other and never be freed.
-        ListenerRegistration(owner: owner, side: .upper).registering {
-            upper.addInvalidationListener { [weak link] invalidation in
+        // `upper`'s listener serves this composition's reads, so it reaches
+        // `lower` through the link, held weakly: were it to hold `lower` as
+        // `lower`'s holds `upper`, two levels that both report changes
+        // (`disk + redis`) would hold each other and never be freed. One
+        // part outlives the composition: a pool below (an object that shares
+        // reads, held weakly) may serve other readers and later compositions,
+        // and its reads begun before a change must stop being shared for as
+        // long as it lives. It holds `order` too (see the listener above).
+        let pool = lower.sharesReadsInFlight && Lower.self is AnyObject.Type ? WeakObject(lower as AnyObject) : nil
+        ListenerRegistration(owner: owner, side: .upper(pool: pool)).registering {
+            upper.addInvalidationListener { [weak link, order] invalidation in
                 if CacheContext.isReport(ofWriteBy: writer) { return }
-                guard let link else { return }
+                guard let link else {
+                    if let lower = pool?.object as? Lower { lower.endSharingReads(invalidation) }
+                    return
+                }
                 switch invalidation {
-                case .key(let key): link.order.noteChanged(key)
-                case .all: link.order.noteChangedAll()
+                case .key(let key): order.noteChanged(key)
+                case .all: order.noteChangedAll()
                 }
                 link.lower.endSharingReads(invalidation)
             }

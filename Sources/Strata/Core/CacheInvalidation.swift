@@ -31,10 +31,31 @@ public final class InvalidationListeners<Key: Sendable>: Sendable {
     /// added; the others keep their order.
     public func add(_ listener: @escaping Listener) {
         let registration = CacheContext.listenerRegistration.flatMap { $0.isOpen ? $0 : nil }
-        listeners.withLock { entries in
-            entries.removeAll { $0.registration?.isSpent ?? false }
+        // Released after the lock: a spent listener may hold the last
+        // reference to something whose deinit adds a listener here.
+        let spent = listeners.withLock { entries -> [Entry] in
+            let spent = Self.removeSpent(&entries)
             entries.append(Entry(listener: listener, registration: registration))
+            return spent
         }
+        _ = spent
+    }
+
+    private static func removeSpent(_ entries: inout [Entry]) -> [Entry] {
+        var spent: [Entry] = []
+        entries.removeAll { entry in
+            guard entry.registration?.isSpent ?? false else { return false }
+            spent.append(entry)
+            return true
+        }
+        return spent
+    }
+
+    /// Forgets the spent listeners now and returns how many are left (for tests).
+    func countAfterForgettingSpent() -> Int {
+        let (spent, count) = listeners.withLock { entries in (Self.removeSpent(&entries), entries.count) }
+        _ = spent
+        return count
     }
 
     /// Whether anyone listens (a level may skip subscribing to its store if not).

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// What a composition's listener is, while the composition registers it
@@ -9,8 +14,9 @@ import Synchronization
 /// its listeners for good, and they held its upper level: a memory level
 /// built per request over a shared one was never freed, and every report ran
 /// through one listener per composition ever built.
-/// - The listener on the composition's **upper** level serves only the
-///   composition's reads: it is spent once the composition (`owner`) is gone.
+/// - The listener on the composition's **upper** level serves the
+///   composition's reads, and a pool below it: it is spent once the
+///   composition (`owner`) is gone, and the pool if there is one.
 /// - The listener on its **lower** level keeps `upper` coherent with `lower`
 ///   after the composition is gone (the next composition over them must not
 ///   find `upper` stale). It holds `upper` weakly only when `upper`'s store
@@ -26,8 +32,9 @@ import Synchronization
 @usableFromInline
 final class ListenerRegistration: Sendable {
     enum Side: Sendable {
-        /// On the composition's upper level.
-        case upper
+        /// On the composition's upper level; `pool`: the lower level, if it
+        /// is an object that shares reads in flight (held weakly).
+        case upper(pool: WeakObject?)
         /// On its lower level, for `upper` (`nil`: held by the listener).
         case lower(upper: WeakObject?)
     }
@@ -36,20 +43,23 @@ final class ListenerRegistration: Sendable {
     let owner: WeakObject
     let side: Side
     private let open = Atomic<Bool>(true)
+    /// The thread making the registering call: a task that runs meanwhile
+    /// (a report loop the call started) runs on another one.
+    private let thread = pthread_self()
 
     init(owner: WeakObject, side: Side) {
         self.owner = owner
         self.side = side
     }
 
-    /// Whether the registering call is still under way.
-    var isOpen: Bool { open.load(ordering: .acquiring) }
+    /// Whether this is the registering call, still under way.
+    var isOpen: Bool { open.load(ordering: .acquiring) && pthread_equal(thread, pthread_self()) != 0 }
 
     /// Whether the listener registered under it can do nothing more.
     var isSpent: Bool {
         guard owner.isGone else { return false }
         switch side {
-        case .upper: return true
+        case .upper(pool: let pool): return pool?.isGone ?? true
         case .lower(upper: let upper): return upper?.isGone ?? false
         }
     }
