@@ -61,3 +61,5 @@ extension RedisCacheLevel {
         }
     }
 }
+
+extension RedisCacheLevel: ReportsItsStoreDirectly {}

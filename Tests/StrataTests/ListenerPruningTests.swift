@@ -201,4 +201,65 @@ import Testing
         #expect(try await first.value == "old")
         #expect(try await second.value == "new")
     }
+
+    /// A level over a shared store that reports it directly (as a disk or
+    /// Redis level does), for tests.
+    final class DirectLevel: CacheLevel, ReportsItsStoreDirectly {
+        let store: FakeLevel<String, String>
+        init(_ store: FakeLevel<String, String>) { self.store = store }
+        var name: String { "direct" }
+        func getIfPresent(_ key: String) async throws -> String? { try await store.getIfPresent(key) }
+        func set(_ value: String, forKey key: String) async throws { try await store.set(value, forKey: key) }
+        func remove(_ key: String) async throws { try await store.remove(key) }
+        func clear() async { await store.clear() }
+        func onMemoryWarning() async {}
+        func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<String>) async -> Void) {
+            store.addInvalidationListener(listener)
+        }
+    }
+
+    /// A long-lived memory level directly over a store's level, a
+    /// composition per request: one listener stands in for those of the
+    /// compositions gone, and the memory level stays coherent.
+    @Test func aLongLivedMemoryLevelDirectlyOverAStoreKeepsOneListener() async throws {
+        let store = FakeLevel<String, String>(name: "store", ["k": "v1"])
+        let shared = DirectLevel(store)
+        let memory = Memory(capacity: 1 << 20)
+        for _ in 0..<200 {
+            let cache = memory + shared
+            #expect(try await cache.getIfPresent("k") == "v1")
+            await cache.waitForPendingWrites()
+        }
+        #expect(await poll { store.listeners.countAfterForgettingSpent() <= 2 }, "\(store.listeners.count) listeners")
+        await store.changeElsewhere("k", to: "v2")
+        #expect(memory.value(forKey: "k") == nil, "the memory level kept a value the store reported changed")
+        #expect(try await (memory + shared).getIfPresent("k") == "v2")
+    }
+
+    /// A listener that stands in for another takes its place: in
+    /// `m1 + (m2 + store)` the inner composition's listener (drop from m2)
+    /// must hear a report before the outer one's (drop from m1), or a read
+    /// between the two finds m2 stale and fills m1 with it for good.
+    @Test func aListenerStandingInForAnotherTakesItsPlace() async throws {
+        let store = FakeLevel<String, String>(name: "store", ["k": "v1"])
+        let shared = DirectLevel(store)
+        let m1 = Memory(capacity: 1 << 20), m2 = Memory(capacity: 1 << 20)
+        do {
+            let outer = m1 + (m2 + shared)
+            #expect(try await outer.getIfPresent("k") == "v1")
+            await outer.waitForPendingWrites()
+        }
+        // A request that reads while the report goes round the listeners.
+        shared.addInvalidationListener { _ in
+            let cache = m1 + (m2 + shared)
+            _ = try? await cache.getIfPresent("k")
+            await cache.waitForPendingWrites()
+        }
+        do {
+            let inner = m2 + shared  // stands in for the first inner composition's listener
+            _ = try await inner.getIfPresent("x")
+        }
+        await store.changeElsewhere("k", to: "v2")
+        #expect(try await (m1 + (m2 + shared)).getIfPresent("k") == "v2")
+    }
 }

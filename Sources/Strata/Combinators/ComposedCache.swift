@@ -79,7 +79,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         // this composition's writes: freed, its address could be another
         // composition's, whose writes this listener would then skip.
         let held = HeldLevel(upper)
-        ListenerRegistration(owner: owner, side: .lower(upper: held.weakObject)).registering {
+        ListenerRegistration(owner: owner, side: .lower(upper: held.weakObject, direct: lower is any ReportsItsStoreDirectly)).registering {
             lower.addInvalidationListener { [weak link, order] invalidation in
                 // A store's report of a write this composition made: `upper`
                 // holds what was written (see ``CacheWriteOrigin``).

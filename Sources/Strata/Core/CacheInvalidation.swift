@@ -27,15 +27,22 @@ public final class InvalidationListeners<Key: Sendable>: Sendable {
     public init() {}
 
     /// Adds `listener`. One a composition registers is forgotten once it can
-    /// do nothing more (see ``ListenerRegistration``), when a later one is
-    /// added; the others keep their order.
+    /// do nothing more, or takes the place of one it stands in for (see
+    /// ``ListenerRegistration``), when a later one is added; the others keep
+    /// their order.
     public func add(_ listener: @escaping Listener) {
         let registration = CacheContext.listenerRegistration.flatMap { $0.isOpen ? $0 : nil }
         // Released after the lock: a spent listener may hold the last
         // reference to something whose deinit adds a listener here.
         let spent = listeners.withLock { entries -> [Entry] in
-            let spent = Self.removeSpent(&entries)
-            entries.append(Entry(listener: listener, registration: registration))
+            var spent = Self.removeSpent(&entries)
+            let entry = Entry(listener: listener, registration: registration)
+            if let i = entries.firstIndex(where: { $0.registration?.isStoodIn(for: registration) ?? false }) {
+                spent.append(entries[i])
+                entries[i] = entry
+            } else {
+                entries.append(entry)
+            }
             return spent
         }
         _ = spent

@@ -23,7 +23,9 @@ import Synchronization
 ///   ends with it (a ``MemoryCacheLevel``: ``StoreEndsWithLevel``), and is
 ///   spent once `upper` is gone; any other `upper` (a disk level, a pool over
 ///   a long-lived memory level, a composition) may be a handle to a store
-///   that outlives it, so the listener holds it and stays.
+///   that outlives it, so the listener holds it and stays. Registered
+///   directly with a store's level, it gives way to a newer such listener
+///   for the same upper level once its composition is gone.
 ///
 /// A registration is honoured only during the composition's own call to
 /// `addInvalidationListener`: a task started inside that call (a level's
@@ -36,7 +38,10 @@ final class ListenerRegistration: Sendable {
         /// is an object that shares reads in flight (held weakly).
         case upper(pool: WeakObject?)
         /// On its lower level, for `upper` (`nil`: held by the listener).
-        case lower(upper: WeakObject?)
+        /// `direct`: the lower level is the store itself
+        /// (``ReportsItsStoreDirectly``), so the listener reaches it with
+        /// nothing between that could change what it reports.
+        case lower(upper: WeakObject?, direct: Bool)
     }
 
     /// The composition's link: alive while the composition or one of its back-fills is.
@@ -60,8 +65,20 @@ final class ListenerRegistration: Sendable {
         guard owner.isGone else { return false }
         switch side {
         case .upper(pool: let pool): return pool?.isGone ?? true
-        case .lower(upper: let upper): return upper?.isGone ?? false
+        case .lower(upper: let upper, _): return upper?.isGone ?? false
         }
+    }
+
+    /// Whether the listener registered under `newer` does all that the one
+    /// registered under this does, and this one's composition is gone: both
+    /// drop what the same store reports from the same upper level, with
+    /// nothing between. The newer one then takes the older one's place in
+    /// the list (so the order in which listeners hear a report is kept).
+    func isStoodIn(for newer: ListenerRegistration?) -> Bool {
+        guard owner.isGone, case .lower(let upper?, true) = side,
+              case .lower(let newerUpper?, true)? = newer?.side,
+              let object = upper.object else { return false }
+        return object === newerUpper.object
     }
 
     /// Runs `body` (the composition's call to `addInvalidationListener`)
@@ -71,6 +88,11 @@ final class ListenerRegistration: Sendable {
         open.store(false, ordering: .releasing)
     }
 }
+
+/// A level over a shared store that reports its changes itself (a disk
+/// level, a Redis level): a listener registered with it directly hears
+/// exactly what the store reports.
+package protocol ReportsItsStoreDirectly: AnyObject {}
 
 /// A level whose store ends with it (nothing else can reach what it holds):
 /// a listener keeping it coherent may hold it weakly.

@@ -23,3 +23,5 @@ extension DiskCacheLevel {
     /// again). `false` when watched, and when nothing listens.
     public var isUnwatched: Bool { changes.isWatchLost }
 }
+
+extension DiskCacheLevel: ReportsItsStoreDirectly {}
