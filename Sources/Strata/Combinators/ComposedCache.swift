@@ -93,8 +93,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
                     // back-fill it had (each holds the link): nothing to order
                     // the drop against.
                     switch invalidation {
-                    case .key(let key): _ = await CacheContext.writing(as: writer) { await attempt { try await upper.remove(key) } }
-                    case .all: await CacheContext.writing(as: writer) { await upper.clear() }
+                    case .key(let key): _ = await CacheContext.writing(as: order) { await attempt { try await upper.remove(key) } }
+                    case .all: await CacheContext.writing(as: order) { await upper.clear() }
                     }
                     return
                 }
@@ -103,11 +103,11 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
                 case .key(let key):
                     let stripe = await order.beginWrite(key)
                     defer { order.endWrite(stripe) }
-                    _ = await CacheContext.writing(as: writer) { await attempt { try await upper.remove(key) } }
+                    _ = await CacheContext.writing(as: order) { await attempt { try await upper.remove(key) } }
                 case .all:
                     await order.beginClear()
                     defer { order.endClear() }
-                    await CacheContext.writing(as: writer) { await upper.clear() }
+                    await CacheContext.writing(as: order) { await upper.clear() }
                 }
             }
         }
@@ -310,7 +310,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         top topWrite: @escaping @Sendable () async throws -> Void,
         bottom bottomWrite: @escaping @Sendable () async throws -> Void
     ) async throws {
-        try await CacheContext.writing(as: ObjectIdentifier(order)) {
+        try await CacheContext.writing(as: order) {
             try await writeInOrder(operation, key, top: topWrite, bottom: bottomWrite)
         }
     }
@@ -384,7 +384,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// Runs a clear of both levels as this composition's write, ordered
     /// against every write and back-fill (it holds every stripe).
     private func clearing(top: @escaping @Sendable () async -> Void, bottom: @escaping @Sendable () async -> Void) async {
-        await CacheContext.writing(as: ObjectIdentifier(order)) {
+        await CacheContext.writing(as: order) {
             await order.beginClear()
             defer { order.endClear() }
             async let topDone: Void = top()

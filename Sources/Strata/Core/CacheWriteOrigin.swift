@@ -9,6 +9,9 @@
 /// it is part of.
 public struct CacheWriteOrigin: Sendable {
     @usableFromInline var writers: [ObjectIdentifier] = []
+    /// The writers themselves: a report still on its way keeps them alive,
+    /// so no identity in `writers` can be another composition's meanwhile.
+    @usableFromInline var holders: [any AnyObject & Sendable] = []
 
     public init() {}
 
@@ -49,9 +52,10 @@ extension CacheContext {
     }
 
     /// Runs a composition's write with `writer` added to ``writeOrigin``.
-    static func writing<T>(as writer: ObjectIdentifier, _ body: () async throws -> T) async rethrows -> T {
+    static func writing<T>(as writer: some AnyObject & Sendable, _ body: () async throws -> T) async rethrows -> T {
         var extended = origin
-        extended.writers.append(writer)
+        extended.writers.append(ObjectIdentifier(writer))
+        extended.holders.append(writer)
         return try await $origin.withValue(extended) { try await body() }
     }
 
