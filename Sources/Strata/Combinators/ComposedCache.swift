@@ -67,7 +67,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         self.specialisedValue = value
         self.specialisedEntry = entry
         let order = self.order
-        let link = CompositionLink(lower, order: order)
+        let link = CompositionLink(lower)
         self.link = link
         let writer = ObjectIdentifier(order)
         let owner = WeakObject(link)

@@ -1,5 +1,5 @@
 /// What a ``ComposedCache``'s listeners reach of it once registered with its
-/// levels: the lower level, the write order, and the count of invalidations
+/// levels: the lower level and the count of invalidations
 /// the composition applied.
 ///
 /// Only the composition (every copy of it) and its back-fills in flight hold
@@ -15,13 +15,9 @@
 @usableFromInline
 final class CompositionLink<Lower: CacheLevel>: Sendable {
     let lower: Lower
-    let order: WriteOrder
     @usableFromInline let invalidationsApplied = EventCount()
 
-    init(_ lower: Lower, order: WriteOrder) {
-        self.lower = lower
-        self.order = order
-    }
+    init(_ lower: Lower) { self.lower = lower }
 }
 
 /// A level as a listener holds it: weakly if its store ends with it (a
