@@ -202,6 +202,62 @@ import Testing
         #expect(try await second.value == "new")
     }
 
+    /// How a pool sits below a composition: itself, or inside a value that
+    /// is not an object (erased, transformed, composed, switched).
+    enum PoolShape: String, CaseIterable, CustomTestStringConvertible {
+        case erased, valueTransformed, keyTransformed, composed, switched
+        var testDescription: String { rawValue }
+
+        func lower(over origin: FakeLevel<String, String>, other: FakeLevel<String, String>) -> BasicCache<String, String> {
+            let pooled = origin.pooled()
+            switch self {
+            case .erased: return pooled.normalize()
+            case .valueTransformed: return pooled.mapValues({ $0 }, inverse: { $0 }).normalize()
+            case .keyTransformed: return pooled.mapKeys { (key: String) in key }.normalize()
+            case .composed: return (other + pooled).normalize()
+            case .switched: return switchLevels(cacheA: other, cacheB: pooled) { _ in .cacheB }.normalize()
+            }
+        }
+    }
+
+    /// The same, with the pool inside a value that is not an object: the
+    /// listener a gone composition left must still reach the pool (weakly),
+    /// through every wrapper that forwards ``CacheLevel/readSharers``.
+    @Test(arguments: PoolShape.allCases)
+    func aWrappedPoolOutlivingItsCompositionStillStopsSharingReadsBegunBeforeAChange(_ shape: PoolShape) async throws {
+        let shared = FakeLevel<String, String>(name: "shared")
+        let origin = FakeLevel<String, String>(name: "origin", ["k": "old"])
+        let other = FakeLevel<String, String>(name: "other")
+        let lower = shape.lower(over: origin, other: other)
+        do { _ = try await (shared + lower).getIfPresent("x") }  // an earlier request, now gone
+        let gets = origin.callCounts.gets
+        let gate = Gate()
+        origin.holdGets(on: gate)
+        origin.readBeforeHolding(true)
+        let first = Task { try await lower.getIfPresent("k") }  // not through a composition
+        #expect(await poll { origin.callCounts.gets == gets + 1 })
+        try await origin.set("new", forKey: "k")
+        await shared.changeElsewhere("k", to: nil)
+        let cache = shared + lower  // the next request
+        let second = Task { try await cache.getIfPresent("k") }
+        #expect(await poll(timeout: .seconds(5)) { origin.callCounts.gets == gets + 2 }, "joined a read begun before the change")
+        gate.open()
+        #expect(try await first.value == "old")
+        #expect(try await second.value == "new")
+    }
+
+    /// A pool's listener left behind holds the pool weakly: it goes with the pool.
+    @Test func aListenerLeftForAWrappedPoolGoesWithThePool() async throws {
+        let shared = FakeLevel<String, String>(name: "shared")
+        let origin = FakeLevel<String, String>(name: "origin", ["k": "v"])
+        do {
+            let lower = origin.pooled().normalize()
+            for _ in 0..<50 { _ = try await (shared + lower).getIfPresent("k") }
+        }
+        #expect(await poll { shared.listeners.countAfterForgettingSpent() == 0 },
+                "\(shared.listeners.count) listeners left after the pool went")
+    }
+
     /// A level over a shared store that reports it directly (as a disk or
     /// Redis level does), for tests.
     final class DirectLevel: CacheLevel, ReportsItsStoreDirectly {

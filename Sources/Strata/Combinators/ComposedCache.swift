@@ -125,16 +125,17 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         // `lower` through the link, held weakly: were it to hold `lower` as
         // `lower`'s holds `upper`, two levels that both report changes
         // (`disk + redis`) would hold each other and never be freed. One
-        // part outlives the composition: a pool below (an object that shares
-        // reads, held weakly) may serve other readers and later compositions,
-        // and its reads begun before a change must stop being shared for as
-        // long as it lives. It holds `order` too (see the listener above).
-        let pool = lower.sharesReadsInFlight && Lower.self is AnyObject.Type ? WeakObject(lower as AnyObject) : nil
-        ListenerRegistration(owner: owner, side: .upper(pool: pool)).registering {
+        // part outlives the composition: the pools below (``ReadSharers``,
+        // held weakly, wherever they sit in `lower`) may serve other readers
+        // and later compositions, and their reads begun before a change must
+        // stop being shared for as long as they live. It holds `order` too
+        // (see the listener above).
+        let pools = lower.sharesReadsInFlight ? lower.readSharers : .none
+        ListenerRegistration(owner: owner, side: .upper(pools: pools.objects)).registering {
             upper.addInvalidationListener { [weak link, order] invalidation in
                 if CacheContext.isReport(ofWriteBy: writer) { return }
                 guard let link else {
-                    if let lower = pool?.object as? Lower { lower.endSharingReads(invalidation) }
+                    pools.endSharingReads(invalidation)
                     return
                 }
                 switch invalidation {
@@ -154,6 +155,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         upper.endSharingReads(invalidation)
         lower.endSharingReads(invalidation)
     }
+
+    public var readSharers: ReadSharers<Key> { upper.readSharers.merging(lower.readSharers) }
 
     /// Whether this code was compiled for concrete level types (see ``SpecialisedPaths``).
     @inlinable @inline(__always)

@@ -200,6 +200,9 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
         inner.endSharingReads(invalidation)
     }
 
+    /// This pool, and those inside it.
+    public var readSharers: ReadSharers<Key> { ReadSharers(self).merging(inner.readSharers) }
+
     /// New gets of `key` (every key when `nil`) start a fresh read.
 
     private func detach(_ key: Key?) {

@@ -142,6 +142,8 @@ where A.Key == B.Key, A.Value == B.Value {
         cacheB.endSharingReads(invalidation)
     }
 
+    public var readSharers: ReadSharers<Key> { cacheA.readSharers.merging(cacheB.readSharers) }
+
     public func waitForPendingWrites() async {
         await cacheA.waitForPendingWrites()
         await cacheB.waitForPendingWrites()

@@ -31,6 +31,8 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     public let sharesReadsInFlight: Bool
     /// The erased level's ``CacheLevel/endSharingReads(_:)`` (only for one that shares reads).
     @usableFromInline let endSharingClosure: (@Sendable (CacheInvalidation<Key>) -> Void)?
+    /// The erased level's ``CacheLevel/readSharers``.
+    public let readSharers: ReadSharers<Key>
     public let name: String
 
     /// A level from closures; `getIfPresent` returns `nil` on a miss.
@@ -72,8 +74,10 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
          synchronousReadIsComplete: Bool = false,
          levelCounters: (@Sendable () -> [String: Int])? = nil,
          sharesReadsInFlight: Bool = false,
-         endSharingReads: (@Sendable (CacheInvalidation<Key>) -> Void)? = nil) {
+         endSharingReads: (@Sendable (CacheInvalidation<Key>) -> Void)? = nil,
+         readSharers: ReadSharers<Key> = .none) {
         self.name = name
+        self.readSharers = readSharers
         self.sharesReadsInFlight = sharesReadsInFlight
         self.endSharingClosure = endSharingReads
         self.synchronousRead = synchronousRead
@@ -192,7 +196,8 @@ extension CacheLevel {
             synchronousReadIsComplete: synchronousReadIsComplete,
             levelCounters: levelCounterSource(of: self),
             sharesReadsInFlight: sharesReadsInFlight,
-            endSharingReads: endSharing
+            endSharingReads: endSharing,
+            readSharers: readSharers
         )
     }
 }

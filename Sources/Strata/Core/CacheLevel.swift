@@ -105,6 +105,13 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// nothing (no read is shared); wrappers and compositions forward it;
     /// ``PooledCache`` detaches its reads in flight.
     func endSharingReads(_ invalidation: CacheInvalidation<Key>)
+
+    /// The objects inside this level that share reads in flight, held
+    /// weakly: what a composition's listener reaches once the composition
+    /// is gone and the pools serve later ones (see ``ReadSharers``).
+    /// Default: none; wrappers and compositions forward it; ``PooledCache``
+    /// names itself.
+    var readSharers: ReadSharers<Key> { get }
 }
 
 /// A value read from a level together with its expiry.
@@ -176,6 +183,8 @@ extension CacheLevel {
     public var sharesReadsInFlight: Bool { false }
 
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) {}
+
+    public var readSharers: ReadSharers<Key> { .none }
 }
 
 /// A short name for a level type: the type name without its generic arguments.

@@ -15,8 +15,8 @@ import Synchronization
 /// built per request over a shared one was never freed, and every report ran
 /// through one listener per composition ever built.
 /// - The listener on the composition's **upper** level serves the
-///   composition's reads, and a pool below it: it is spent once the
-///   composition (`owner`) is gone, and the pool if there is one.
+///   composition's reads, and the pools below it: it is spent once the
+///   composition (`owner`) is gone, and every pool (``ReadSharers``).
 /// - The listener on its **lower** level keeps `upper` coherent with `lower`
 ///   after the composition is gone (the next composition over them must not
 ///   find `upper` stale). It holds `upper` weakly only when `upper`'s store
@@ -34,9 +34,9 @@ import Synchronization
 @usableFromInline
 final class ListenerRegistration: Sendable {
     enum Side: Sendable {
-        /// On the composition's upper level; `pool`: the lower level, if it
-        /// is an object that shares reads in flight (held weakly).
-        case upper(pool: WeakObject?)
+        /// On the composition's upper level; `pools`: the objects in the
+        /// lower level that share reads in flight (``ReadSharers``, held weakly).
+        case upper(pools: [WeakObject])
         /// On its lower level, for `upper` (`nil`: held by the listener).
         /// `direct`: the lower level is the store itself
         /// (``ReportsItsStoreDirectly``), so the listener reaches it with
@@ -50,7 +50,7 @@ final class ListenerRegistration: Sendable {
     private let open = Atomic<Bool>(true)
     /// The thread making the registering call: a task that runs meanwhile
     /// (a report loop the call started) runs on another one.
-    private let thread = pthread_self()
+    private let thread = currentThread()
 
     init(owner: WeakObject, side: Side) {
         self.owner = owner
@@ -58,13 +58,13 @@ final class ListenerRegistration: Sendable {
     }
 
     /// Whether this is the registering call, still under way.
-    var isOpen: Bool { open.load(ordering: .acquiring) && pthread_equal(thread, pthread_self()) != 0 }
+    var isOpen: Bool { open.load(ordering: .acquiring) && thread == currentThread() }
 
     /// Whether the listener registered under it can do nothing more.
     var isSpent: Bool {
         guard owner.isGone else { return false }
         switch side {
-        case .upper(pool: let pool): return pool?.isGone ?? true
+        case .upper(pools: let pools): return pools.allSatisfy(\.isGone)
         case .lower(upper: let upper, _): return upper?.isGone ?? false
         }
     }
@@ -87,6 +87,16 @@ final class ListenerRegistration: Sendable {
         CacheContext.$listenerRegistration.withValue(self, operation: body)
         open.store(false, ordering: .releasing)
     }
+}
+
+/// The calling thread's identity, as a plain integer (`pthread_t` is an
+/// integer on Linux, a pointer on Darwin).
+private func currentThread() -> UInt {
+    #if canImport(Darwin)
+    UInt(bitPattern: pthread_self())
+    #else
+    UInt(pthread_self())
+    #endif
 }
 
 /// A level over a shared store that reports its changes itself (a disk

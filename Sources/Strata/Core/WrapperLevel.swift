@@ -19,10 +19,12 @@ extension WrapperLevel {
     public var sharesReadsInFlight: Bool { inner.sharesReadsInFlight }
     /// Keys of another type than the inner level's: every read in flight below ends its sharing.
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { inner.endSharingReads(.all) }
+    public var readSharers: ReadSharers<Key> { inner.readSharers.endingEveryRead() }
 }
 
 extension WrapperLevel where Key == Inner.Key {
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { inner.endSharingReads(invalidation) }
+    public var readSharers: ReadSharers<Key> { inner.readSharers }
 
     /// Invalidations of the inner level's keys are this level's keys.
     public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
