@@ -225,11 +225,49 @@ import Testing
     /// through every wrapper that forwards ``CacheLevel/readSharers``.
     @Test(arguments: PoolShape.allCases)
     func aWrappedPoolOutlivingItsCompositionStillStopsSharingReadsBegunBeforeAChange(_ shape: PoolShape) async throws {
-        let shared = FakeLevel<String, String>(name: "shared")
         let origin = FakeLevel<String, String>(name: "origin", ["k": "old"])
-        let other = FakeLevel<String, String>(name: "other")
-        let lower = shape.lower(over: origin, other: other)
+        let lower = shape.lower(over: origin, other: FakeLevel<String, String>(name: "other"))
+        try await checkAPoolOutlivingItsComposition(lower, over: origin)
+    }
+
+    /// A user's own class that shares reads and does not name its pools
+    /// (``CacheLevel/readSharers``): the listener reaches the class itself,
+    /// below a composition or erased.
+    @Test(arguments: [false, true])
+    func aUsersClassThatSharesReadsIsReachedItself(erased: Bool) async throws {
+        let origin = FakeLevel<String, String>(name: "origin", ["k": "old"])
+        let coalescing = Coalescing(origin.pooled())
+        if erased {
+            try await checkAPoolOutlivingItsComposition(coalescing.normalize(), over: origin)
+        } else {
+            try await checkAPoolOutlivingItsComposition(coalescing, over: origin)
+        }
+    }
+
+    /// A user's single-flight level: shares reads, forwards the two members
+    /// that say so, and knows nothing of ``ReadSharers``.
+    final class Coalescing: CacheLevel {
+        let pool: PooledCache<FakeLevel<String, String>>
+        init(_ pool: PooledCache<FakeLevel<String, String>>) { self.pool = pool }
+        var name: String { "coalescing" }
+        var sharesReadsInFlight: Bool { true }
+        func endSharingReads(_ invalidation: CacheInvalidation<String>) { pool.endSharingReads(invalidation) }
+        func getIfPresent(_ key: String) async throws -> String? { try await pool.getIfPresent(key) }
+        func set(_ value: String, forKey key: String) async throws { try await pool.set(value, forKey: key) }
+        func remove(_ key: String) async throws { try await pool.remove(key) }
+        func clear() async { await pool.clear() }
+        func onMemoryWarning() async {}
+    }
+
+    /// A request through `shared + lower`, gone; a read of the pool begun
+    /// before a change the shared level reports; a later request must not
+    /// join it.
+    func checkAPoolOutlivingItsComposition<Lower: CacheLevel<String, String>>(
+        _ lower: Lower, over origin: FakeLevel<String, String>
+    ) async throws {
+        let shared = FakeLevel<String, String>(name: "shared")
         do { _ = try await (shared + lower).getIfPresent("x") }  // an earlier request, now gone
+        #expect(shared.listeners.countAfterForgettingSpent() == 1, "forgotten while the pool below lives")
         let gets = origin.callCounts.gets
         let gate = Gate()
         origin.holdGets(on: gate)
@@ -290,6 +328,77 @@ import Testing
         await store.changeElsewhere("k", to: "v2")
         #expect(memory.value(forKey: "k") == nil, "the memory level kept a value the store reported changed")
         #expect(try await (memory + shared).getIfPresent("k") == "v2")
+    }
+
+    /// `memory + disk + redis` built per request over long-lived levels:
+    /// the outer composition's listener on the store holds its upper level,
+    /// the composition `memory + disk`, made of the same level objects each
+    /// time. One listener stands in for those gone, and both levels above
+    /// stay coherent. (Grew by one per request before.)
+    @Test func aThreeLevelStackBuiltPerRequestKeepsOneListenerOnItsStore() async throws {
+        let store = FakeLevel<String, String>(name: "store", ["k": "v1"])
+        let middleStore = FakeLevel<String, String>(name: "middle")
+        let shared = DirectLevel(store), middle = DirectLevel(middleStore)
+        let memory = Memory(capacity: 1 << 20)
+        for _ in 0..<200 {
+            let cache = memory + middle + shared
+            #expect(try await cache.getIfPresent("k") == "v1")
+            await cache.waitForPendingWrites()
+        }
+        #expect(await poll { store.listeners.countAfterForgettingSpent() <= 2 }, "\(store.listeners.count) listeners")
+        #expect(await poll { middleStore.listeners.countAfterForgettingSpent() <= 2 }, "\(middleStore.listeners.count) listeners")
+        #expect(memory.value(forKey: "k") == "v1")
+        await store.changeElsewhere("k", to: "v2")
+        #expect(memory.value(forKey: "k") == nil, "the memory level kept a value the store reported changed")
+        #expect(try await middleStore.getIfPresent("k") == nil, "the middle level kept a value the store reported changed")
+        #expect(try await (memory + middle + shared).getIfPresent("k") == "v2")
+    }
+
+    /// A stack whose inner composition still has a back-fill in flight
+    /// (begun by the gone request's read) keeps its listener: only that
+    /// one's drop is ordered after the back-fill, and a newer one's drop
+    /// would let the back-fill land the old value afterwards.
+    @Test func aStackWithABackfillInFlightInsideKeepsItsListener() async throws {
+        let store = FakeLevel<String, String>(name: "store", ["k": "v1"])
+        let middleStore = FakeLevel<String, String>(name: "middle", ["k": "v1"])
+        let shared = DirectLevel(store), middle = DirectLevel(middleStore)
+        let top = FakeLevel<String, String>(name: "top")
+        let gate = Gate()
+        top.holdSets(on: gate)
+        do {
+            let cache = top + middle + shared
+            #expect(try await cache.getIfPresent("k") == "v1")  // its back-fill into `top` waits
+        }
+        #expect(await poll { top.callCounts.sets == 1 })
+        do { _ = try await (top + middle + shared).getIfPresent("x") }  // the next request
+        let change = Task { await store.changeElsewhere("k", to: "v2") }
+        let droppedBeforeTheBackfillLanded = await poll(timeout: .seconds(1)) { top.callCounts.removes > 0 }
+        gate.open()
+        await change.value
+        #expect(!droppedBeforeTheBackfillLanded, "a listener that stood in dropped k from the top level before the back-fill in flight landed")
+        #expect(top.contents["k"] == nil, "the top level kept a value the store reported changed")
+    }
+
+    /// Stand-ins only for the same levels in the same shape: a stack over
+    /// another memory level, or the same levels composed the other way
+    /// round, keeps its own listener.
+    @Test func aStackOfOtherLevelsDoesNotStandInForAnother() async throws {
+        let store = FakeLevel<String, String>(name: "store", ["k": "v1"])
+        let shared = DirectLevel(store), middle = DirectLevel(FakeLevel<String, String>(name: "middle"))
+        let m1 = Memory(capacity: 1 << 20), m2 = Memory(capacity: 1 << 20)
+        do {
+            let cache = m1 + middle + shared
+            #expect(try await cache.getIfPresent("k") == "v1")
+            await cache.waitForPendingWrites()
+        }
+        do {
+            let cache = m2 + middle + shared
+            #expect(try await cache.getIfPresent("k") == "v1")
+            await cache.waitForPendingWrites()
+        }
+        await store.changeElsewhere("k", to: "v2")
+        #expect(m1.value(forKey: "k") == nil, "the first stack's memory level kept a value the store reported changed")
+        #expect(m2.value(forKey: "k") == nil)
     }
 
     /// A listener that stands in for another takes its place: in

@@ -79,7 +79,9 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         // this composition's writes: freed, its address could be another
         // composition's, whose writes this listener would then skip.
         let held = HeldLevel(upper)
-        ListenerRegistration(owner: owner, side: .lower(upper: held.weakObject, direct: lower is any ReportsItsStoreDirectly)).registering {
+        let side = ListenerRegistration.Side.lower(upper: held.weakObject, direct: lower is any ReportsItsStoreDirectly,
+                                                   identity: LevelIdentity.of(upper), busy: LevelIdentity.busy(upper))
+        ListenerRegistration(owner: owner, side: side).registering {
             lower.addInvalidationListener { [weak link, order] invalidation in
                 // A store's report of a write this composition made: `upper`
                 // holds what was written (see ``CacheWriteOrigin``).
@@ -130,7 +132,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         // and later compositions, and their reads begun before a change must
         // stop being shared for as long as they live. It holds `order` too
         // (see the listener above).
-        let pools = lower.sharesReadsInFlight ? lower.readSharers : .none
+        let pools = lower.sharesReadsInFlight ? lower.readSharersOrSelf : .none
         ListenerRegistration(owner: owner, side: .upper(pools: pools.objects)).registering {
             upper.addInvalidationListener { [weak link, order] invalidation in
                 if CacheContext.isReport(ofWriteBy: writer) { return }
@@ -156,7 +158,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         lower.endSharingReads(invalidation)
     }
 
-    public var readSharers: ReadSharers<Key> { upper.readSharers.merging(lower.readSharers) }
+    public var readSharers: ReadSharers<Key> { upper.readSharersOrSelf.merging(lower.readSharersOrSelf) }
 
     /// Whether this code was compiled for concrete level types (see ``SpecialisedPaths``).
     @inlinable @inline(__always)
@@ -460,4 +462,18 @@ protocol ComposedLevels {
 extension ComposedCache: ComposedLevels {
     var upperLevel: any CacheLevel { upper }
     var lowerLevel: any CacheLevel { lower }
+}
+
+extension ComposedCache: HasLevelIdentity {
+    /// Both levels' identities in this shape, if both have one.
+    var levelIdentity: LevelIdentity? {
+        guard let upper = LevelIdentity.of(upper), let lower = LevelIdentity.of(lower) else { return nil }
+        return LevelIdentity(composing: upper, lower)
+    }
+
+    var hasBackfillsInFlight: Bool {
+        if backfills.counts.pending > 0 { return true }
+        return (upper as? any HasLevelIdentity)?.hasBackfillsInFlight ?? false
+            || (lower as? any HasLevelIdentity)?.hasBackfillsInFlight ?? false
+    }
 }

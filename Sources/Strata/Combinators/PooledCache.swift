@@ -201,7 +201,7 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
     }
 
     /// This pool, and those inside it.
-    public var readSharers: ReadSharers<Key> { ReadSharers(self).merging(inner.readSharers) }
+    public var readSharers: ReadSharers<Key> { ReadSharers(self).merging(inner.readSharersOrSelf) }
 
     /// New gets of `key` (every key when `nil`) start a fresh read.
 

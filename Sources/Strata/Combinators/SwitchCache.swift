@@ -142,7 +142,7 @@ where A.Key == B.Key, A.Value == B.Value {
         cacheB.endSharingReads(invalidation)
     }
 
-    public var readSharers: ReadSharers<Key> { cacheA.readSharers.merging(cacheB.readSharers) }
+    public var readSharers: ReadSharers<Key> { cacheA.readSharersOrSelf.merging(cacheB.readSharersOrSelf) }
 
     public func waitForPendingWrites() async {
         await cacheA.waitForPendingWrites()

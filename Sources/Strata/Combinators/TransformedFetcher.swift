@@ -18,7 +18,7 @@ public struct TransformedFetcher<Inner: CacheLevel, NewValue: Sendable>: Fetcher
     }
     public var sharesReadsInFlight: Bool { inner.sharesReadsInFlight }
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { inner.endSharingReads(invalidation) }
-    public var readSharers: ReadSharers<Key> { inner.readSharers }
+    public var readSharers: ReadSharers<Key> { inner.readSharersOrSelf }
 
     public func getIfPresent(_ key: Key) async throws -> NewValue? {
         guard let value = try await inner.getIfPresent(key) else { return nil }

@@ -197,7 +197,7 @@ extension CacheLevel {
             levelCounters: levelCounterSource(of: self),
             sharesReadsInFlight: sharesReadsInFlight,
             endSharingReads: endSharing,
-            readSharers: readSharers
+            readSharers: readSharersOrSelf
         )
     }
 }

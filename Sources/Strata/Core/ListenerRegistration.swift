@@ -40,8 +40,10 @@ final class ListenerRegistration: Sendable {
         /// On its lower level, for `upper` (`nil`: held by the listener).
         /// `direct`: the lower level is the store itself
         /// (``ReportsItsStoreDirectly``), so the listener reaches it with
-        /// nothing between that could change what it reports.
-        case lower(upper: WeakObject?, direct: Bool)
+        /// nothing between that could change what it reports. `identity`:
+        /// the upper level's (``LevelIdentity``), if it has one; `busy`:
+        /// whether a composition inside it has back-fills in flight.
+        case lower(upper: WeakObject?, direct: Bool, identity: LevelIdentity?, busy: (@Sendable () -> Bool)?)
     }
 
     /// The composition's link: alive while the composition or one of its back-fills is.
@@ -65,20 +67,28 @@ final class ListenerRegistration: Sendable {
         guard owner.isGone else { return false }
         switch side {
         case .upper(pools: let pools): return pools.allSatisfy(\.isGone)
-        case .lower(upper: let upper, _): return upper?.isGone ?? false
+        case .lower(upper: let upper, _, _, _): return upper?.isGone ?? false
         }
     }
 
     /// Whether the listener registered under `newer` does all that the one
     /// registered under this does, and this one's composition is gone: both
-    /// drop what the same store reports from the same upper level, with
-    /// nothing between. The newer one then takes the older one's place in
-    /// the list (so the order in which listeners hear a report is kept).
+    /// drop what the same store reports from the same upper level (the
+    /// same object, or a composition of the same objects in the same
+    /// shape: ``LevelIdentity``), with nothing between. The newer one then
+    /// takes the older one's place in the list (so the order in which
+    /// listeners hear a report is kept).
     func isStoodIn(for newer: ListenerRegistration?) -> Bool {
-        guard owner.isGone, case .lower(let upper?, true) = side,
-              case .lower(let newerUpper?, true)? = newer?.side,
-              let object = upper.object else { return false }
-        return object === newerUpper.object
+        guard owner.isGone, case .lower(let upper, true, let identity?, let busy) = side,
+              case .lower(_, true, let newerIdentity?, _)? = newer?.side else { return false }
+        // An upper level held weakly and gone is spent, not stood in for:
+        // its address may be another level's now.
+        if let upper, upper.isGone { return false }
+        // A back-fill in flight inside the upper level (a composition's,
+        // begun by a read of the gone one) is ordered against the drops of
+        // this listener only: a newer one's would not stop it.
+        if busy?() ?? false { return false }
+        return identity == newerIdentity
     }
 
     /// Runs `body` (the composition's call to `addInvalidationListener`)
@@ -97,6 +107,47 @@ private func currentThread() -> UInt {
     #else
     UInt(pthread_self())
     #endif
+}
+
+/// What makes two upper levels the same to a listener that drops what a
+/// store reports from them: the same level object, or compositions of the
+/// same objects in the same shape (`memory + disk`, built again per
+/// request). A level of any other kind (a struct wrapper, whose closures
+/// may act differently) has none. The objects are alive while it is
+/// compared: the listeners hold them (or, weakly held, are spent first).
+struct LevelIdentity: Hashable, Sendable {
+    private var parts: [UInt]
+
+    /// A level object's.
+    init(object: AnyObject) { parts = [UInt(bitPattern: ObjectIdentifier(object))] }
+
+    /// A composition's of two levels with identities.
+    init(composing upper: LevelIdentity, _ lower: LevelIdentity) {
+        // 0 and 1 are no object's address: they mark the shape.
+        parts = [0] + upper.parts + [1] + lower.parts + [1]
+    }
+
+    /// `level`'s, if it has one.
+    static func of<Level: CacheLevel>(_ level: Level) -> LevelIdentity? {
+        if let composed = level as? any HasLevelIdentity { return composed.levelIdentity }
+        if Level.self is AnyObject.Type { return LevelIdentity(object: level as AnyObject) }
+        return nil
+    }
+}
+
+/// A level value (not an object) that may still have a ``LevelIdentity``: a composition.
+protocol HasLevelIdentity: Sendable {
+    var levelIdentity: LevelIdentity? { get }
+    /// Whether a composition in it has back-fills in flight.
+    var hasBackfillsInFlight: Bool { get }
+}
+
+extension LevelIdentity {
+    /// Whether `level` has back-fills in flight (nil: it cannot have any).
+    static func busy<Level: CacheLevel>(_ level: Level) -> (@Sendable () -> Bool)? {
+        guard let composed = level as? any HasLevelIdentity else { return nil }
+        return { composed.hasBackfillsInFlight }
+    }
 }
 
 /// A level over a shared store that reports its changes itself (a disk

@@ -36,6 +36,15 @@ public struct ReadSharers<Key: Sendable>: Sendable {
         })]
     }
 
+    /// `level`, an object that shares reads and names no pools inside it
+    /// (a user's own): it ends its sharing itself.
+    init<Level: CacheLevel>(levelObject level: Level) where Level.Key == Key {
+        let object = WeakObject(level as AnyObject)
+        members = [Member(object: object, end: { invalidation in
+            (object.object as? Level)?.endSharingReads(invalidation)
+        })]
+    }
+
     /// These and `other`'s.
     public func merging(_ other: Self) -> Self { Self(members: members + other.members) }
 
@@ -56,5 +65,17 @@ public struct ReadSharers<Key: Sendable>: Sendable {
     /// Ends the sharing of every named pool that is still there.
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) {
         for member in members { member.end(invalidation) }
+    }
+}
+
+extension CacheLevel {
+    /// ``readSharers``; for a level object that shares reads but names no
+    /// pools (a user's own class, written before the requirement), the
+    /// level itself. What compositions, wrappers and ``normalize()`` pass on.
+    @usableFromInline
+    var readSharersOrSelf: ReadSharers<Key> {
+        let named = readSharers
+        guard named.isEmpty, sharesReadsInFlight, Self.self is AnyObject.Type else { return named }
+        return ReadSharers(levelObject: self)
     }
 }

@@ -19,12 +19,12 @@ extension WrapperLevel {
     public var sharesReadsInFlight: Bool { inner.sharesReadsInFlight }
     /// Keys of another type than the inner level's: every read in flight below ends its sharing.
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { inner.endSharingReads(.all) }
-    public var readSharers: ReadSharers<Key> { inner.readSharers.endingEveryRead() }
+    public var readSharers: ReadSharers<Key> { inner.readSharersOrSelf.endingEveryRead() }
 }
 
 extension WrapperLevel where Key == Inner.Key {
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { inner.endSharingReads(invalidation) }
-    public var readSharers: ReadSharers<Key> { inner.readSharers }
+    public var readSharers: ReadSharers<Key> { inner.readSharersOrSelf }
 
     /// Invalidations of the inner level's keys are this level's keys.
     public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
