@@ -483,4 +483,31 @@ extension RedisInvalidationTests {
         #expect(memory.value(forKey: "k") == "v")
         await redis.shutdown(); await other.shutdown(); await server.kill()
     }
+    /// `memory + disk + redis` built per request over long-lived levels (a
+    /// real disk level and a real Redis server): the Redis level keeps one
+    /// listener, not one per request, and a change another client makes
+    /// still reaches both levels above.
+    @Test func aThreeLevelStackBuiltPerRequestKeepsOneListenerOnRedis() async throws {
+        let server = try await RedisServer()
+        let directory = TemporaryDirectory("redis-inv")
+        defer { directory.remove() }
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "inv9:")
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let disk = try DiskCacheLevel<String, String>(directory: directory.url, capacity: 1 << 20)
+        try await redis.set("old", forKey: "k")
+        for _ in 0..<100 {
+            let cache = memory + disk + redis
+            #expect(try await cache.get("k") == "old")
+            await cache.waitForPendingWrites()
+        }
+        #expect(redis.listeners.count <= 3, "\(redis.listeners.count) listeners on the Redis level")
+        #expect(await poll { redis.isReceivingInvalidations })
+        #expect(try await memory.getIfPresent("k") == "old")
+        #expect(try await disk.getIfPresent("k") == "old")
+        try await redisCLI(server, "SET", "inv9:k", "new")
+        #expect(try await poll { try await memory.getIfPresent("k") == nil }, "memory")
+        #expect(try await poll { try await disk.getIfPresent("k") == nil }, "disk")
+        #expect(try await (memory + disk + redis).get("k") == "new")
+        await redis.shutdown(); await server.kill()
+    }
 }
