@@ -330,28 +330,73 @@ import Testing
         #expect(try await (memory + shared).getIfPresent("k") == "v2")
     }
 
-    /// `memory + disk + redis` built per request over long-lived levels:
-    /// the outer composition's listener on the store holds its upper level,
-    /// the composition `memory + disk`, made of the same level objects each
-    /// time. One listener stands in for those gone, and both levels above
-    /// stay coherent. (Grew by one per request before.)
-    @Test func aThreeLevelStackBuiltPerRequestKeepsOneListenerOnItsStore() async throws {
+    /// A long-lived level object other than a memory level (a disk level, a
+    /// pool built once) directly over a store's level, a composition per
+    /// request: one listener stands in for those gone, and it stays coherent.
+    @Test func aLongLivedLevelObjectDirectlyOverAStoreKeepsOneListener() async throws {
         let store = FakeLevel<String, String>(name: "store", ["k": "v1"])
-        let middleStore = FakeLevel<String, String>(name: "middle")
-        let shared = DirectLevel(store), middle = DirectLevel(middleStore)
-        let memory = Memory(capacity: 1 << 20)
+        let shared = DirectLevel(store)
+        let top = FakeLevel<String, String>(name: "top")
         for _ in 0..<200 {
-            let cache = memory + middle + shared
+            let cache = top + shared
             #expect(try await cache.getIfPresent("k") == "v1")
             await cache.waitForPendingWrites()
         }
         #expect(await poll { store.listeners.countAfterForgettingSpent() <= 2 }, "\(store.listeners.count) listeners")
-        #expect(await poll { middleStore.listeners.countAfterForgettingSpent() <= 2 }, "\(middleStore.listeners.count) listeners")
+        #expect(top.contents["k"] == "v1")
+        await store.changeElsewhere("k", to: "v2")
+        #expect(top.contents["k"] == nil, "the upper level kept a value the store reported changed")
+    }
+
+    /// `memory + disk + redis` built per request over long-lived levels:
+    /// the outer composition's listener on the store holds its upper level,
+    /// a composition `memory + disk` built anew each time, with a
+    /// `WriteOrder` of its own, so no newer listener may stand in for it
+    /// (see ``aKeptCopyOfAnUpperCompositionStaysOrderedAfterLaterRequests()``):
+    /// the list grows by one per request (README). Both levels above stay coherent.
+    @Test func aThreeLevelStackBuiltPerRequestStaysCoherent() async throws {
+        let store = FakeLevel<String, String>(name: "store", ["k": "v1"])
+        let middleStore = FakeLevel<String, String>(name: "middle")
+        let shared = DirectLevel(store), middle = DirectLevel(middleStore)
+        let memory = Memory(capacity: 1 << 20)
+        for _ in 0..<50 {
+            let cache = memory + middle + shared
+            #expect(try await cache.getIfPresent("k") == "v1")
+            await cache.waitForPendingWrites()
+        }
+        withKnownIssue("an upper composition built per request keeps its listener on the store") {
+            #expect(store.listeners.countAfterForgettingSpent() <= 2, "\(store.listeners.count) listeners")
+        }
         #expect(memory.value(forKey: "k") == "v1")
         await store.changeElsewhere("k", to: "v2")
         #expect(memory.value(forKey: "k") == nil, "the memory level kept a value the store reported changed")
         #expect(try await middleStore.getIfPresent("k") == nil, "the middle level kept a value the store reported changed")
         #expect(try await (memory + middle + shared).getIfPresent("k") == "v2")
+    }
+
+    /// An upper composition kept and read through directly, also used in
+    /// compositions built per request: a later request's listener must not
+    /// stand in for the one holding the kept copy, whose back-fills only
+    /// that one's drops are ordered against (review, helper-6).
+    @Test func aKeptCopyOfAnUpperCompositionStaysOrderedAfterLaterRequests() async throws {
+        let store = FakeLevel<String, String>(name: "store", ["k": "v1"])
+        let shared = DirectLevel(store)
+        let middle = FakeLevel<String, String>(name: "middle", ["k": "v1"])  // does not report its own writes
+        let top = FakeLevel<String, String>(name: "top")
+        let local = top + middle  // long-lived, also read directly
+        do { _ = try await (local + shared).getIfPresent("x") }
+        do { _ = try await (top + middle + shared).getIfPresent("y") }
+        let gate = Gate()
+        top.holdSets(on: gate)
+        #expect(try await local.getIfPresent("k") == "v1")  // its back-fill into `top` waits
+        #expect(await poll { top.callCounts.sets == 1 })
+        let change = Task { await store.changeElsewhere("k", to: "v2") }
+        let droppedBeforeTheBackfillLanded = await poll(timeout: .seconds(1)) { top.callCounts.removes > 0 }
+        gate.open()
+        await change.value
+        await local.waitForPendingWrites()
+        #expect(!droppedBeforeTheBackfillLanded, "a drop not ordered after the kept composition's back-fill")
+        #expect(top.contents["k"] == nil, "the top level kept a value the store reported changed")
     }
 
     /// A stack whose inner composition still has a back-fill in flight

@@ -80,7 +80,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         // composition's, whose writes this listener would then skip.
         let held = HeldLevel(upper)
         let side = ListenerRegistration.Side.lower(upper: held.weakObject, direct: lower is any ReportsItsStoreDirectly,
-                                                   identity: LevelIdentity.of(upper), busy: LevelIdentity.busy(upper))
+                                                   identity: LevelIdentity.of(upper))
         ListenerRegistration(owner: owner, side: side).registering {
             lower.addInvalidationListener { [weak link, order] invalidation in
                 // A store's report of a write this composition made: `upper`
@@ -462,18 +462,4 @@ protocol ComposedLevels {
 extension ComposedCache: ComposedLevels {
     var upperLevel: any CacheLevel { upper }
     var lowerLevel: any CacheLevel { lower }
-}
-
-extension ComposedCache: HasLevelIdentity {
-    /// Both levels' identities in this shape, if both have one.
-    var levelIdentity: LevelIdentity? {
-        guard let upper = LevelIdentity.of(upper), let lower = LevelIdentity.of(lower) else { return nil }
-        return LevelIdentity(composing: upper, lower)
-    }
-
-    var hasBackfillsInFlight: Bool {
-        if backfills.counts.pending > 0 { return true }
-        return (upper as? any HasLevelIdentity)?.hasBackfillsInFlight ?? false
-            || (lower as? any HasLevelIdentity)?.hasBackfillsInFlight ?? false
-    }
 }

@@ -41,9 +41,8 @@ final class ListenerRegistration: Sendable {
         /// `direct`: the lower level is the store itself
         /// (``ReportsItsStoreDirectly``), so the listener reaches it with
         /// nothing between that could change what it reports. `identity`:
-        /// the upper level's (``LevelIdentity``), if it has one; `busy`:
-        /// whether a composition inside it has back-fills in flight.
-        case lower(upper: WeakObject?, direct: Bool, identity: LevelIdentity?, busy: (@Sendable () -> Bool)?)
+        /// the upper level's (``LevelIdentity``), if it has one.
+        case lower(upper: WeakObject?, direct: Bool, identity: LevelIdentity?)
     }
 
     /// The composition's link: alive while the composition or one of its back-fills is.
@@ -67,27 +66,22 @@ final class ListenerRegistration: Sendable {
         guard owner.isGone else { return false }
         switch side {
         case .upper(pools: let pools): return pools.allSatisfy(\.isGone)
-        case .lower(upper: let upper, _, _, _): return upper?.isGone ?? false
+        case .lower(upper: let upper, _, _): return upper?.isGone ?? false
         }
     }
 
     /// Whether the listener registered under `newer` does all that the one
     /// registered under this does, and this one's composition is gone: both
-    /// drop what the same store reports from the same upper level (the
-    /// same object, or a composition of the same objects in the same
-    /// shape: ``LevelIdentity``), with nothing between. The newer one then
+    /// drop what the same store reports from the same upper level object
+    /// (``LevelIdentity``), with nothing between. The newer one then
     /// takes the older one's place in the list (so the order in which
     /// listeners hear a report is kept).
     func isStoodIn(for newer: ListenerRegistration?) -> Bool {
-        guard owner.isGone, case .lower(let upper, true, let identity?, let busy) = side,
-              case .lower(_, true, let newerIdentity?, _)? = newer?.side else { return false }
+        guard owner.isGone, case .lower(let upper, true, let identity?) = side,
+              case .lower(_, true, let newerIdentity?)? = newer?.side else { return false }
         // An upper level held weakly and gone is spent, not stood in for:
         // its address may be another level's now.
         if let upper, upper.isGone { return false }
-        // A back-fill in flight inside the upper level (a composition's,
-        // begun by a read of the gone one) is ordered against the drops of
-        // this listener only: a newer one's would not stop it.
-        if busy?() ?? false { return false }
         return identity == newerIdentity
     }
 
@@ -110,43 +104,20 @@ private func currentThread() -> UInt {
 }
 
 /// What makes two upper levels the same to a listener that drops what a
-/// store reports from them: the same level object, or compositions of the
-/// same objects in the same shape (`memory + disk`, built again per
-/// request). A level of any other kind (a struct wrapper, whose closures
-/// may act differently) has none. The objects are alive while it is
-/// compared: the listeners hold them (or, weakly held, are spent first).
+/// store reports from them: the same level object (whatever it holds, the
+/// same objects do the same drop, ordered the same way). A level value (a
+/// composition, a wrapper) has none: a composition built again of the same
+/// levels orders its drops with a `WriteOrder` of its own, and a copy of the
+/// gone one, kept and read through elsewhere, would have back-fills that a
+/// newer listener's drop does not stop. The object is alive while it is
+/// compared: the listeners hold it (or, weakly held, are spent first).
 struct LevelIdentity: Hashable, Sendable {
-    private var parts: [UInt]
+    private let address: UInt
 
-    /// A level object's.
-    init(object: AnyObject) { parts = [UInt(bitPattern: ObjectIdentifier(object))] }
-
-    /// A composition's of two levels with identities.
-    init(composing upper: LevelIdentity, _ lower: LevelIdentity) {
-        // 0 and 1 are no object's address: they mark the shape.
-        parts = [0] + upper.parts + [1] + lower.parts + [1]
-    }
-
-    /// `level`'s, if it has one.
+    /// `level`'s, if it is an object.
     static func of<Level: CacheLevel>(_ level: Level) -> LevelIdentity? {
-        if let composed = level as? any HasLevelIdentity { return composed.levelIdentity }
-        if Level.self is AnyObject.Type { return LevelIdentity(object: level as AnyObject) }
-        return nil
-    }
-}
-
-/// A level value (not an object) that may still have a ``LevelIdentity``: a composition.
-protocol HasLevelIdentity: Sendable {
-    var levelIdentity: LevelIdentity? { get }
-    /// Whether a composition in it has back-fills in flight.
-    var hasBackfillsInFlight: Bool { get }
-}
-
-extension LevelIdentity {
-    /// Whether `level` has back-fills in flight (nil: it cannot have any).
-    static func busy<Level: CacheLevel>(_ level: Level) -> (@Sendable () -> Bool)? {
-        guard let composed = level as? any HasLevelIdentity else { return nil }
-        return { composed.hasBackfillsInFlight }
+        guard Level.self is AnyObject.Type else { return nil }
+        return LevelIdentity(address: UInt(bitPattern: ObjectIdentifier(level as AnyObject)))
     }
 }
 
