@@ -209,7 +209,17 @@ import Testing
         var testDescription: String { rawValue }
 
         func lower(over origin: FakeLevel<String, String>, other: FakeLevel<String, String>) -> BasicCache<String, String> {
+            lowerAndPool(over: origin, other: other).lower
+        }
+
+        func lowerAndPool(
+            over origin: FakeLevel<String, String>, other: FakeLevel<String, String>
+        ) -> (lower: BasicCache<String, String>, pool: PooledCache<FakeLevel<String, String>>) {
             let pooled = origin.pooled()
+            return (lower(of: pooled, other: other), pooled)
+        }
+
+        private func lower(of pooled: PooledCache<FakeLevel<String, String>>, other: FakeLevel<String, String>) -> BasicCache<String, String> {
             switch self {
             case .erased: return pooled.normalize()
             case .valueTransformed: return pooled.mapValues({ $0 }, inverse: { $0 }).normalize()
@@ -228,6 +238,27 @@ import Testing
         let origin = FakeLevel<String, String>(name: "origin", ["k": "old"])
         let lower = shape.lower(over: origin, other: FakeLevel<String, String>(name: "other"))
         try await checkAPoolOutlivingItsComposition(lower, over: origin)
+    }
+
+    /// After its composition is gone, a change to one key ends the sharing
+    /// of that key's reads only (through wrappers that keep keys): a read
+    /// of another key in flight is still joined.
+    @Test(arguments: [PoolShape.erased, .valueTransformed, .composed, .switched])
+    func aGonePoolListenerEndsOnlyTheChangedKeysSharing(_ shape: PoolShape) async throws {
+        let shared = FakeLevel<String, String>(name: "shared")
+        let origin = FakeLevel<String, String>(name: "origin", ["k": "v", "other": "o"])
+        let (lower, pooled) = shape.lowerAndPool(over: origin, other: FakeLevel<String, String>(name: "other"))
+        do { _ = try await (shared + lower).getIfPresent("x") }  // an earlier request, now gone
+        let gate = Gate()
+        origin.holdGets(on: gate)
+        let first = Task { try await lower.getIfPresent("other") }
+        #expect(await poll { pooled.waiterCount(for: "other") == 1 })
+        await shared.changeElsewhere("k", to: nil)
+        let second = Task { try await lower.getIfPresent("other") }
+        #expect(await poll { pooled.waiterCount(for: "other") == 2 }, "a change to k ended the sharing of another key's read")
+        gate.open()
+        #expect(try await first.value == "o")
+        #expect(try await second.value == "o")
     }
 
     /// A user's own class that shares reads and does not name its pools
