@@ -35,7 +35,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     public let upper: Upper
     public let lower: Lower
     @usableFromInline let backfills = BackfillTracker()
-    @usableFromInline let order = WriteOrder()
+    /// Shared with every composition of the same levels alive (see ``SharedWriteOrders``).
+    @usableFromInline let order: WriteOrder
     /// `lower` as the listener on `upper` reaches it, and the count of
     /// invalidations applied (see ``CompositionLink``).
     @usableFromInline let link: CompositionLink<Lower>
@@ -66,7 +67,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         self.lower = lower
         self.specialisedValue = value
         self.specialisedEntry = entry
-        let order = self.order
+        let order = SharedWriteOrders.order(upper, lower)
+        self.order = order
         let link = CompositionLink(lower)
         self.link = link
         let writer = ObjectIdentifier(order)
@@ -462,4 +464,8 @@ protocol ComposedLevels {
 extension ComposedCache: ComposedLevels {
     var upperLevel: any CacheLevel { upper }
     var lowerLevel: any CacheLevel { lower }
+}
+
+extension ComposedCache: OrderedComposition {
+    var writeOrder: WriteOrder { order }
 }

@@ -103,24 +103,6 @@ private func currentThread() -> UInt {
     #endif
 }
 
-/// What makes two upper levels the same to a listener that drops what a
-/// store reports from them: the same level object (whatever it holds, the
-/// same objects do the same drop, ordered the same way). A level value (a
-/// composition, a wrapper) has none: a composition built again of the same
-/// levels orders its drops with a `WriteOrder` of its own, and a copy of the
-/// gone one, kept and read through elsewhere, would have back-fills that a
-/// newer listener's drop does not stop. The object is alive while it is
-/// compared: the listeners hold it (or, weakly held, are spent first).
-struct LevelIdentity: Hashable, Sendable {
-    private let address: UInt
-
-    /// `level`'s, if it is an object.
-    static func of<Level: CacheLevel>(_ level: Level) -> LevelIdentity? {
-        guard Level.self is AnyObject.Type else { return nil }
-        return LevelIdentity(address: UInt(bitPattern: ObjectIdentifier(level as AnyObject)))
-    }
-}
-
 /// A level over a shared store that reports its changes itself (a disk
 /// level, a Redis level): a listener registered with it directly hears
 /// exactly what the store reports.

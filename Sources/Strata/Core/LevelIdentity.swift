@@ -1,0 +1,26 @@
+/// What makes two levels the same to the code that orders their writes and
+/// drops: the same level object, or a composition of the same levels in the
+/// same shape (which shares its ``WriteOrder`` with every other such
+/// composition alive: ``SharedWriteOrders``). A level value of any other
+/// kind (a struct wrapper, whose closures may act differently) has none.
+///
+/// Compared only while the objects it names are alive (their holders hold
+/// them), so an address is never another object's meanwhile.
+struct LevelIdentity: Hashable, Sendable {
+    let address: UInt
+
+    /// `level`'s, if it has one.
+    static func of<Level: CacheLevel>(_ level: Level) -> LevelIdentity? {
+        if let composed = level as? any OrderedComposition {
+            return LevelIdentity(address: UInt(bitPattern: ObjectIdentifier(composed.writeOrder)))
+        }
+        guard Level.self is AnyObject.Type else { return nil }
+        return LevelIdentity(address: UInt(bitPattern: ObjectIdentifier(level as AnyObject)))
+    }
+}
+
+/// A composition, identified by the write order it shares with every
+/// composition of the same levels in the same shape.
+protocol OrderedComposition {
+    var writeOrder: WriteOrder { get }
+}
