@@ -8,9 +8,11 @@
 ///   All levels missing throws ``FetchError/valueNotInCache``; a real error with
 ///   no value anywhere throws ``LevelsFailedError`` carrying every failure.
 /// - **Back-fills never undo writes.** A back-fill lands only if no write to
-///   its key through this composition (set, remove, clear, memory warning) was
-///   in progress when its read began or has started since; otherwise it is
-///   dropped and counted in ``backfillsSkipped`` (see ``WriteOrder``).
+///   its key through this composition, or through any other composition of
+///   the same levels in the same shape (they share one ``WriteOrder``: see
+///   ``SharedWriteOrders``), (set, remove, clear, memory warning) was in
+///   progress when its read began or has started since; otherwise it is
+///   dropped and counted in ``backfillsSkipped``.
 /// - Set and remove: both levels concurrently; any failure throws
 ///   ``LevelsFailedError`` naming the failing levels. **A level whose set failed
 ///   keeps no older value**: its entry for the key is removed (best effort), so
@@ -94,8 +96,10 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
                 // own) must not make it void the reads that begin after it.
                 guard let link else {
                     // The composition is gone, and so is every write and
-                    // back-fill it had (each holds the link): nothing to order
-                    // the drop against.
+                    // back-fill it had (each holds the link). A live
+                    // composition sharing `order` may have back-fills in
+                    // flight: its own listener, on this list too (it cannot
+                    // stand in for a live one), orders the drop against them.
                     switch invalidation {
                     case .key(let key): _ = await CacheContext.writing(as: order) { await attempt { try await upper.remove(key) } }
                     case .all: await CacheContext.writing(as: order) { await upper.clear() }

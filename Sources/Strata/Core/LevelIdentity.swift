@@ -4,8 +4,12 @@
 /// composition alive: ``SharedWriteOrders``). A level value of any other
 /// kind (a struct wrapper, whose closures may act differently) has none.
 ///
-/// Compared only while the objects it names are alive (their holders hold
-/// them), so an address is never another object's meanwhile.
+/// A listener compares identities only while the objects they name are alive
+/// (their holders hold them), so an address is then never another object's.
+/// ``SharedWriteOrders`` may meet the address of a gone object again (a new
+/// memory level where a gone one was, whose order a spent listener still
+/// holds): it then hands out an order that no live composition uses, which
+/// orders nothing but the new composition's own work.
 struct LevelIdentity: Hashable, Sendable {
     let address: UInt
 
