@@ -41,7 +41,9 @@ enum SharedWriteOrders {
             return WriteOrder()
         }
         let key = Key(upper: upperIdentity, lower: lowerIdentity)
-        // Created outside the lock if needed; released outside it if unused.
+        if let order = table.withLock({ $0.entries[key]?.order }) { return order }
+        // Made outside the lock (it allocates its stripes); released outside
+        // it if another thread got in first.
         let fresh = WriteOrder()
         return table.withLock { table in
             if let order = table.entries[key]?.order { return order }

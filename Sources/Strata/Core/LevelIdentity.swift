@@ -15,11 +15,14 @@ struct LevelIdentity: Hashable, Sendable {
 
     /// `level`'s, if it has one.
     static func of<Level: CacheLevel>(_ level: Level) -> LevelIdentity? {
-        if let composed = level as? any OrderedComposition {
-            return LevelIdentity(address: UInt(bitPattern: ObjectIdentifier(composed.writeOrder)))
+        if Level.self is AnyObject.Type {
+            // A class instance is one reference: no `as AnyObject`, which
+            // goes through the runtime's boxing casts (a third of the cost
+            // of building a composition).
+            return LevelIdentity(address: UInt(bitPattern: ObjectIdentifier(unsafeBitCast(level, to: AnyObject.self))))
         }
-        guard Level.self is AnyObject.Type else { return nil }
-        return LevelIdentity(address: UInt(bitPattern: ObjectIdentifier(level as AnyObject)))
+        guard let composed = level as? any OrderedComposition else { return nil }
+        return LevelIdentity(address: UInt(bitPattern: ObjectIdentifier(composed.writeOrder)))
     }
 }
 

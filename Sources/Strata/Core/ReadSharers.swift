@@ -60,7 +60,7 @@ public struct ReadSharers<Key: Sendable>: Sendable {
     public var isEmpty: Bool { members.isEmpty }
 
     /// The objects named, held weakly.
-    var objects: [WeakObject] { members.map(\.object) }
+    var objects: [WeakObject] { members.map { $0.object } }  // (a key path here cost ~1 µs a composition)
 
     /// Ends the sharing of every named pool that is still there.
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) {
