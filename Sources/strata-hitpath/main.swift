@@ -106,6 +106,12 @@ func run(kind: String, iterations: Int) async -> Bool {
     case "composed":
         let cache = memory + filled() + filled()
         for i in 0..<iterations { blackHole(try? await cache.get(keys[i & mask])) }
+    case "compose-per-request":
+        // A composition built for each request over long-lived levels, and
+        // asked for a hit (its construction: closures, link, back-fill
+        // tracker, shared write order, two listener registrations).
+        let shared = filled()
+        for i in 0..<iterations { blackHole((memory + shared).synchronousValue(forKey: keys[i & mask])) }
     case "composed-erased":
         let cache = (memory + filled() + filled()).normalize()
         for i in 0..<iterations { blackHole(try? await cache.get(keys[i & mask])) }
