@@ -69,7 +69,9 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         self.lower = lower
         self.specialisedValue = value
         self.specialisedEntry = entry
-        let order = SharedWriteOrders.order(upper, lower)
+        // Found once: the order and the listener on `lower` both use it.
+        let upperIdentity = LevelIdentity.of(upper)
+        let order = SharedWriteOrders.order(upper: upperIdentity, lower: LevelIdentity.of(lower))
         self.order = order
         let link = CompositionLink(lower)
         self.link = link
@@ -84,7 +86,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         // composition's, whose writes this listener would then skip.
         let held = HeldLevel(upper)
         let side = ListenerRegistration.Side.lower(upper: held.weakObject, direct: lower is any ReportsItsStoreDirectly,
-                                                   identity: LevelIdentity.of(upper))
+                                                   identity: upperIdentity)
         ListenerRegistration(owner: owner, side: side).registering {
             lower.addInvalidationListener { [weak link, order] invalidation in
                 // A store's report of a write this composition made: `upper`

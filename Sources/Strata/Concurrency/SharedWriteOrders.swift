@@ -35,11 +35,10 @@ enum SharedWriteOrders {
 
     private static let table = Mutex(Table())
 
-    /// The order for a composition of `upper` over `lower`.
-    static func order<Upper: CacheLevel, Lower: CacheLevel>(_ upper: Upper, _ lower: Lower) -> WriteOrder {
-        guard let upperIdentity = LevelIdentity.of(upper), let lowerIdentity = LevelIdentity.of(lower) else {
-            return WriteOrder()
-        }
+    /// The order for a composition of levels with these identities (a
+    /// fresh one if either has none).
+    static func order(upper upperIdentity: LevelIdentity?, lower lowerIdentity: LevelIdentity?) -> WriteOrder {
+        guard let upperIdentity, let lowerIdentity else { return WriteOrder() }
         let key = Key(upper: upperIdentity, lower: lowerIdentity)
         if let order = table.withLock({ $0.entries[key]?.order }) { return order }
         // Made outside the lock (it allocates its stripes); released outside
