@@ -42,6 +42,31 @@ import Testing
         #expect(adaptive >= target - slack, "\(name) @ \(size): adaptive \(adaptive)%, target \(target)%")
     }
 
+    /// Issue #11's mark exactly, max(LRU, W-TinyLFU) − 1 with no slack, for
+    /// one fixed hash seed: the real `strata sim` in a process whose hashing
+    /// is deterministic (`SWIFT_DETERMINISTIC_HASHING=1`), so the figures are
+    /// the same on every run (multi1 67.99, multi2 57.91 and 70.06, ps 66.32,
+    /// sprite 78.31 and 89.73). The test above covers other seeds.
+    @Test func adaptiveMeetsTheMarkUnderAFixedSeed() throws {
+        let marks: [String: Double] = [
+            "multi1,1000": 68.7 - 1, "multi2,1000": 56.9 - 1, "multi2,2000": 70.5 - 1,
+            "ps,1000": 66.8 - 1, "sprite,500": 78.3 - 1, "sprite,1000": 90.6 - 1,
+        ]
+        let traces = ["multi1", "multi2", "ps", "sprite"].map(SharedTraces.path)
+        let run = try runStrataSim(["--sizes", "500,1000,2000", "--policies", "adaptive", "--csv"] + traces,
+                                   environment: ["SWIFT_DETERMINISTIC_HASHING": "1"])
+        #expect(run.status == 0, "\(run.stderr)")
+        var checked = 0
+        for line in run.stdout.split(separator: "\n").dropFirst() {
+            // trace,requests,size,unit,policy,hits,hit_ratio
+            let fields = line.split(separator: ",").map(String.init)
+            guard fields.count == 7, let mark = marks["\(fields[0]),\(fields[2])"], let ratio = Double(fields[6]) else { continue }
+            #expect(ratio * 100 >= mark, "\(fields[0]) @ \(fields[2]): adaptive \(ratio * 100)%, mark \(mark)%")
+            checked += 1
+        }
+        #expect(checked == marks.count, "\(run.stdout)")
+    }
+
     @Test func traceLengths() throws {
         for (name, requests) in [("multi1", 15_858), ("multi2", 26_311), ("sprite", 133_996), ("ps", 10_448)] {
             #expect(try SharedTraces.load(name).count == requests, "\(name)")

@@ -88,11 +88,15 @@ struct SimRun {
     var stderr: String
 }
 
-/// Runs the real `strata sim` binary with `arguments`.
-func runStrataSim(_ arguments: [String]) throws -> SimRun {
+/// Runs the real `strata sim` binary with `arguments`, adding `environment`
+/// to this process's.
+func runStrataSim(_ arguments: [String], environment: [String: String] = [:]) throws -> SimRun {
     let process = Process()
     process.executableURL = productsDirectory.appendingPathComponent("strata")
     process.arguments = ["sim"] + arguments
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    }
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
