@@ -84,7 +84,7 @@ struct MemoryPolicyScenario {
         var samples = [[Double]](repeating: [], count: series.count)
         // The machine's cache-line round trip before and after each round
         // (see `cacheLineRoundTrip`); the round counts as "near" if both
-        // were within twice the fastest seen.
+        // were within `nearRoundTrip`.
         var roundTrips: [Double] = []
         for _ in 0..<rounds {
             let before = cacheLineRoundTrip()
@@ -114,9 +114,8 @@ struct MemoryPolicyScenario {
             let ratios = (rounds ?? Array(a.indices)).map { a[$0] / b[$0] }.sorted()
             return ratios.isEmpty ? .nan : ratios[ratios.count / 2]
         }
-        let fastest = roundTrips.min() ?? 0
-        let near = roundTrips.indices.filter { roundTrips[$0] <= 2 * fastest }
-        let far = roundTrips.indices.filter { roundTrips[$0] > 2 * fastest }
+        let near = roundTrips.indices.filter { roundTrips[$0] <= nearRoundTrip }
+        let far = roundTrips.indices.filter { roundTrips[$0] > nearRoundTrip }
         func median(_ xs: [Double]) -> Double { xs.isEmpty ? .nan : xs.sorted()[xs.count / 2] }
         func shown(_ x: Double, _ format: String = "%.2f") -> String { x.isNaN ? "-" : String(format: format, x) }
         print("cache-line round trip between the two CPUs: \(shown(median(near.map { roundTrips[$0] }), "%.0f")) ns in "
