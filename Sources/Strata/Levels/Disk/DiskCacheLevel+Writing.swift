@@ -104,6 +104,7 @@ extension DiskCacheLevel {
             changes.noteOwnRename(id, record.fingerprint)
             if rename(temp, file) != 0 {
                 let code = errno
+                changes.ownRenameFailed(id, record.fingerprint)
                 unlink(temp)
                 return .failed(errno: code)
             }

@@ -34,7 +34,10 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
     private struct State {
         var watcher: DirectoryWatcher?
         var keys: [EntryID: Key] = [:]
-        var ownRenames: [EntryID: EntryFingerprint] = [:]
+        /// Renames by this level whose events have not arrived yet, oldest
+        /// first: a key written again before the watch reports the first
+        /// rename has one event to come per rename.
+        var ownRenames: [EntryID: [EntryFingerprint]] = [:]
         /// Deletes by this level whose events have not arrived yet.
         var ownDeletes: [EntryID: Int] = [:]
         /// Why the last attempt to watch the path again failed (logged once).
@@ -145,7 +148,17 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
     @inline(__always)
     func noteOwnRename(_ id: EntryID, _ fingerprint: EntryFingerprint) {
         guard isOn.load(ordering: .relaxed) else { return }
-        state.withLock { $0.ownRenames[id] = fingerprint }
+        state.withLock { $0.ownRenames[id, default: []].append(fingerprint) }
+    }
+
+    /// The rename noted by ``noteOwnRename(_:_:)`` failed: no event comes for it.
+    func ownRenameFailed(_ id: EntryID, _ fingerprint: EntryFingerprint) {
+        guard isOn.load(ordering: .relaxed) else { return }
+        state.withLock { state in
+            guard var pending = state.ownRenames[id], let i = pending.lastIndex(of: fingerprint) else { return }
+            pending.remove(at: i)
+            state.ownRenames[id] = pending.isEmpty ? nil : pending
+        }
     }
 
     /// This level is about to unlink `id`'s file (`remove`, `clear`): its
@@ -206,6 +219,7 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
                 // report below covers what they did, and an own delete whose
                 // event is still to come is then reported (a spare invalidation).
                 state.ownDeletes = [:]
+                state.ownRenames = [:]
             } else if let failure, failure != ENOENT, failure != ENOTDIR, failure != state.rewatchFailure {
                 logger.warning("cannot watch the cache directory again; levels above are cleared until it can be",
                                metadata: ["error": "\(DiskCacheError.text(failure))"])
@@ -257,15 +271,24 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
                 }
             case .renamedInto(let name):
                 guard let id = EntryID(fileName: name) else { continue }
-                let own = state.withLock { $0.ownRenames.removeValue(forKey: id) }
-                if let own {
-                    // Our own rename, unless the file now holds another
-                    // version. A file already gone (this level evicted it:
-                    // a checked delete moves it aside, which sends no event
-                    // here) changed nothing another writer made; a delete by
-                    // another writer has its own event.
+                // The oldest own rename still to be heard is this event's,
+                // unless another writer's came first; the others are later
+                // versions of ours that may already be in the file.
+                let own = state.withLock { state -> [EntryFingerprint] in
+                    guard var pending = state.ownRenames[id], !pending.isEmpty else { return [] }
+                    let all = pending
+                    pending.removeFirst()
+                    state.ownRenames[id] = pending.isEmpty ? nil : pending
+                    return all
+                }
+                if !own.isEmpty {
+                    // Our own rename, unless the file now holds a version
+                    // that is not ours. A file already gone (this level
+                    // evicted it: a checked delete moves it aside, which
+                    // sends no event here) changed nothing another writer
+                    // made; a delete by another writer has its own event.
                     let current = fingerprint(path + "/" + name)
-                    if current == nil || current == own { continue }
+                    if current == nil || own.contains(current!) { continue }
                 }
                 state.withLock { state in
                     if let key = state.keys[id] { report(.key(key), &state) }
