@@ -106,7 +106,9 @@ final class RedisInvalidationSubscriber: Sendable {
             guard state.task == nil, !state.stopped else { return false }
             state.firstAttemptSettled = false
             settled.store(false, ordering: .releasing)
-            state.task = Task { await self.run() }
+            // Detached: it outlives the call that started it and must carry
+            // none of its task-locals (a request's trace, a write's origin).
+            state.task = Task.detached { await self.run() }
             return true
         }
         if started {

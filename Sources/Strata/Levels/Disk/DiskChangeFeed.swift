@@ -111,7 +111,10 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
             isOn.store(true, ordering: .releasing)
             let listeners = self.listeners
             let allQueued = self.allQueued
-            Task {
+            // Detached: the loop outlives the registering call, and must
+            // carry none of its task-locals (a request's trace would receive
+            // every later report's events).
+            Task.detached {
                 for await invalidation in stream {
                     if case .all = invalidation { allQueued.taken() }
                     await listeners.publish(invalidation)
