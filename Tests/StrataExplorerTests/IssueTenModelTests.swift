@@ -80,7 +80,7 @@ import Testing
             let levels = try #require(object?["levels"] as? [[String: Any]])
             let expected: Set<String> = [
                 "level", "kind", "gets", "hits", "misses", "errors", "hitRatio", "sets", "setErrors", "removes",
-                "removeErrors", "clears", "memoryWarnings", "backfills", "backfillFailures", "getP50Nanoseconds",
+                "removeErrors", "invalidations", "clears", "memoryWarnings", "backfills", "backfillFailures", "getP50Nanoseconds",
                 "getP99Nanoseconds", "entries", "countLimit", "bytes", "capacityBytes", "levelCounters", "lastError",
             ]
             for level in levels { #expect(Set(level.keys) == expected, "\(level.keys.sorted())") }

@@ -361,6 +361,31 @@ import Testing
         #expect(try await (memory + shared).getIfPresent("k") == "v2")
     }
 
+    /// The same with the memory level instrumented (a struct wrapper: no
+    /// identity to stand in by), as a review found with a real disk level:
+    /// each request's composition leaves a listener that holds the level, so
+    /// the list grows by one per request. Known issue (#31): the coordinator
+    /// that owns a stack's subscriptions replaces the stand-in rules; until
+    /// then, build the stack once and reuse it per request.
+    @Test func anInstrumentedLongLivedLevelDirectlyOverAStoreKeepsOneListener() async throws {
+        let store = FakeLevel<String, String>(name: "store", ["k": "v1"])
+        let shared = DirectLevel(store)
+        let memory = Memory(capacity: 1 << 20)
+        let l1 = memory.instrumented(name: "L1")
+        for _ in 0..<100 {
+            let cache = l1 + shared
+            #expect(try await cache.getIfPresent("k") == "v1")
+            await cache.waitForPendingWrites()
+        }
+        await withKnownIssue("#31: per-request compositions over an instrumented level keep a listener each") {
+            #expect(await poll(timeout: .seconds(1)) { store.listeners.countAfterForgettingSpent() <= 2 },
+                    "\(store.listeners.count) listeners")
+        }
+        await store.changeElsewhere("k", to: "v2")
+        #expect(memory.value(forKey: "k") == nil, "the memory level kept a value the store reported changed")
+        #expect(l1.statistics.snapshot().removes == 0, "invalidations are not removes")
+    }
+
     /// A long-lived level object other than a memory level (a disk level, a
     /// pool built once) directly over a store's level, a composition per
     /// request: one listener stands in for those gone, and it stays coherent.

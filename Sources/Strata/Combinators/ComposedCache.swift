@@ -102,10 +102,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
                     // composition sharing `order` may have back-fills in
                     // flight: its own listener, on this list too (it cannot
                     // stand in for a live one), orders the drop against them.
-                    switch invalidation {
-                    case .key(let key): _ = await CacheContext.writing(as: order) { await attempt { try await upper.remove(key) } }
-                    case .all: await CacheContext.writing(as: order) { await upper.clear() }
-                    }
+                    _ = await CacheContext.writing(as: order) { await attempt { try await upper.invalidate(invalidation) } }
                     return
                 }
                 link.invalidationsApplied.increment()
@@ -113,11 +110,11 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
                 case .key(let key):
                     let stripe = await order.beginWrite(key)
                     defer { order.endWrite(stripe) }
-                    _ = await CacheContext.writing(as: order) { await attempt { try await upper.remove(key) } }
+                    _ = await CacheContext.writing(as: order) { await attempt { try await upper.invalidate(invalidation) } }
                 case .all:
                     await order.beginClear()
                     defer { order.endClear() }
-                    await CacheContext.writing(as: order) { await upper.clear() }
+                    _ = await CacheContext.writing(as: order) { await attempt { try await upper.invalidate(invalidation) } }
                 }
             }
         }
@@ -382,6 +379,20 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         guard let error, !(error is LevelsFailedError) else { return }
         await CacheContext.outsideWrite {
             await Task { _ = await attempt { try await level.remove(key) } }.value
+        }
+    }
+
+    /// A change reported from elsewhere: both levels drop the key (ordered
+    /// as a remove) or everything (as a clear), each as an invalidation.
+    public func invalidate(_ invalidation: CacheInvalidation<Key>) async throws {
+        switch invalidation {
+        case .key(let key):
+            try await write(.remove, key,
+                            top: { [upper] in try await upper.invalidate(invalidation) },
+                            bottom: { [lower] in try await lower.invalidate(invalidation) })
+        case .all:
+            await clearing(top: { [upper] in _ = await attempt { try await upper.invalidate(.all) } },
+                           bottom: { [lower] in _ = await attempt { try await lower.invalidate(.all) } })
         }
     }
 

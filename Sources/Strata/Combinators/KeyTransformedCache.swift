@@ -62,6 +62,15 @@ public struct KeyTransformedCache<Inner: CacheLevel, NewKey: Sendable>: WrapperL
         guard let innerKey = try await innerKey(key) else { return }
         try await inner.remove(innerKey)
     }
+
+    public func invalidate(_ invalidation: CacheInvalidation<NewKey>) async throws {
+        switch invalidation {
+        case .key(let key):
+            guard let innerKey = try await innerKey(key) else { return }
+            try await inner.invalidate(.key(innerKey))
+        case .all: try await inner.invalidate(.all)
+        }
+    }
 }
 
 extension CacheLevel {

@@ -18,6 +18,8 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     @usableFromInline let clearClosure: Action
     @usableFromInline let memoryWarningClosure: Action
     @usableFromInline let pendingWritesClosure: Action?
+    /// The erased level's ``CacheLevel/invalidate(_:)`` (`nil`: the default, through `remove` and `clear`).
+    @usableFromInline let invalidateClosure: (@Sendable (CacheInvalidation<Key>) async throws -> Void)?
     @usableFromInline let listenClosure: (@Sendable (@escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> Void)?
     /// The erased level's ``CacheLevel/synchronousRead``, tried before the
     /// `async` closures.
@@ -75,8 +77,10 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
          levelCounters: (@Sendable () -> [String: Int])? = nil,
          sharesReadsInFlight: Bool = false,
          endSharingReads: (@Sendable (CacheInvalidation<Key>) -> Void)? = nil,
-         readSharers: ReadSharers<Key> = .none) {
+         readSharers: ReadSharers<Key> = .none,
+         invalidate: (@Sendable (CacheInvalidation<Key>) async throws -> Void)? = nil) {
         self.name = name
+        self.invalidateClosure = invalidate
         self.readSharers = readSharers
         self.sharesReadsInFlight = sharesReadsInFlight
         self.endSharingClosure = endSharingReads
@@ -124,6 +128,13 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
 
     @inlinable public func remove(_ key: Key) async throws { try await removeClosure(key) }
     @inlinable public func clear() async { await clearClosure() }
+    public func invalidate(_ invalidation: CacheInvalidation<Key>) async throws {
+        if let invalidateClosure { return try await invalidateClosure(invalidation) }
+        switch invalidation {
+        case .key(let key): try await removeClosure(key)
+        case .all: await clearClosure()
+        }
+    }
     @inlinable public func onMemoryWarning() async { await memoryWarningClosure() }
     public func waitForPendingWrites() async { await pendingWritesClosure?() }
     public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
@@ -197,7 +208,8 @@ extension CacheLevel {
             levelCounters: levelCounterSource(of: self),
             sharesReadsInFlight: sharesReadsInFlight,
             endSharingReads: endSharing,
-            readSharers: readSharersOrSelf
+            readSharers: readSharersOrSelf,
+            invalidate: { try await self.invalidate($0) }
         )
     }
 }

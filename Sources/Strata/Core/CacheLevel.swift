@@ -51,6 +51,12 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// Removes everything this level stores.
     func clear() async
 
+    /// Drops what a change made elsewhere names (the key, or everything):
+    /// a composition calls it on its upper level when its lower level
+    /// reports such a change. Not a user's remove: an instrumented level
+    /// counts it as an invalidation. Default: ``remove(_:)`` or ``clear()``.
+    func invalidate(_ invalidation: CacheInvalidation<Key>) async throws
+
     /// Releases what can be rebuilt (memory levels empty themselves).
     func onMemoryWarning() async
 
@@ -166,6 +172,13 @@ extension CacheLevel {
     }
 
     public var name: String { defaultLevelName(Self.self) }
+
+    public func invalidate(_ invalidation: CacheInvalidation<Key>) async throws {
+        switch invalidation {
+        case .key(let key): try await remove(key)
+        case .all: await clear()
+        }
+    }
 
     public func waitForPendingWrites() async {}
 

@@ -26,6 +26,12 @@ extension WrapperLevel where Key == Inner.Key {
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { inner.endSharingReads(invalidation) }
     public var readSharers: ReadSharers<Key> { inner.readSharersOrSelf }
 
+    /// A change reported from elsewhere reaches the inner level as such
+    /// (whatever a condition or a permit says: it only makes the level forget).
+    public func invalidate(_ invalidation: CacheInvalidation<Key>) async throws {
+        try await inner.invalidate(invalidation)
+    }
+
     /// Invalidations of the inner level's keys are this level's keys.
     public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
         inner.addInvalidationListener(listener)

@@ -6,6 +6,9 @@ public struct CacheEvent: Sendable, Equatable, CustomStringConvertible {
         case hit, miss, error, stored, removed, cleared, memoryWarning
         /// A back-fill the level turned down: it holds a newer value (``BackfillDeclined``).
         case declined
+        /// Dropped because a level below reported a change made elsewhere
+        /// (``CacheLevel/invalidate(_:)``): not a user's remove.
+        case invalidated
     }
 
     public let level: String

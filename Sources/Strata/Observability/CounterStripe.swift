@@ -15,6 +15,7 @@ final class CounterStripe: Sendable {
     @usableFromInline let cancelledGets = Atomic<Int>(0)
     @usableFromInline let sets = Atomic<Int>(0), setErrors = Atomic<Int>(0)
     @usableFromInline let removes = Atomic<Int>(0), removeErrors = Atomic<Int>(0)
+    @usableFromInline let invalidations = Atomic<Int>(0)
     @usableFromInline let clears = Atomic<Int>(0), memoryWarnings = Atomic<Int>(0)
     @usableFromInline let backfills = Atomic<Int>(0), backfillFailures = Atomic<Int>(0)
     /// xorshift state that picks which gets are timed; plain loads and stores
@@ -56,6 +57,7 @@ final class CounterStripe: Sendable {
         s.setErrors += setErrors.load(ordering: .relaxed)
         s.removes += removes.load(ordering: .relaxed)
         s.removeErrors += removeErrors.load(ordering: .relaxed)
+        s.invalidations += invalidations.load(ordering: .relaxed)
         s.clears += clears.load(ordering: .relaxed)
         s.memoryWarnings += memoryWarnings.load(ordering: .relaxed)
         s.backfills += backfills.load(ordering: .relaxed)
@@ -67,6 +69,7 @@ final class CounterStripe: Sendable {
         errors.store(0, ordering: .relaxed); cancelledGets.store(0, ordering: .relaxed)
         sets.store(0, ordering: .relaxed); setErrors.store(0, ordering: .relaxed)
         removes.store(0, ordering: .relaxed); removeErrors.store(0, ordering: .relaxed)
+        invalidations.store(0, ordering: .relaxed)
         clears.store(0, ordering: .relaxed); memoryWarnings.store(0, ordering: .relaxed)
         backfills.store(0, ordering: .relaxed); backfillFailures.store(0, ordering: .relaxed)
         sampler.store(0, ordering: .relaxed)

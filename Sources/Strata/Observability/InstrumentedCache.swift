@@ -6,7 +6,9 @@ import Logging
 /// gives that logger `trace` level at the time the level is made).
 ///
 /// Back-fill writes (sets started by a composed get) are counted as
-/// `backfills`/`backfillFailures`, not as sets.
+/// `backfills`/`backfillFailures`, not as sets; what a composition drops
+/// because the level below reported a change made elsewhere, as
+/// `invalidations`, not as removes.
 ///
 /// **Cost of a get-hit**: one atomic add on the calling thread's counter
 /// stripe, a random sampling decision, and a clock read for one get in
@@ -171,6 +173,25 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
             try await inner.remove(key)
             statistics.counters.stripe.removes.increment()
             report(.remove, .removed, key, ContinuousClock.now - start, nil)
+        } catch {
+            statistics.counters.stripe.removeErrors.increment()
+            report(.remove, .error, key, ContinuousClock.now - start, error)
+            throw error
+        }
+    }
+
+    /// Counted as an invalidation (one for "everything"), not as a remove or clear.
+    public func invalidate(_ invalidation: CacheInvalidation<Key>) async throws {
+        let start = ContinuousClock.now
+        let key: String
+        switch invalidation {
+        case .key(let k): key = describeKey(k)
+        case .all: key = ""
+        }
+        do {
+            try await inner.invalidate(invalidation)
+            statistics.counters.stripe.invalidations.increment()
+            report(.remove, .invalidated, key, ContinuousClock.now - start, nil)
         } catch {
             statistics.counters.stripe.removeErrors.increment()
             report(.remove, .error, key, ContinuousClock.now - start, error)

@@ -13,8 +13,11 @@ public struct StatisticsSnapshot: Sendable, Equatable, Codable {
     public var sets = 0
     /// Sets that failed (back-fills that failed are ``backfillFailures``).
     public var setErrors = 0
-    /// Removes that succeeded.
+    /// Removes that succeeded (users' removes).
     public var removes = 0
+    /// Keys (or, for a flush, everything) dropped because a level below
+    /// reported a change made elsewhere (``CacheLevel/invalidate(_:)``).
+    public var invalidations = 0
     /// Removes that failed (counted apart from get errors, so they do not
     /// lower the hit ratio).
     public var removeErrors = 0
@@ -59,6 +62,7 @@ public struct StatisticsSnapshot: Sendable, Equatable, Codable {
         d.setErrors -= earlier.setErrors
         d.removes -= earlier.removes
         d.removeErrors -= earlier.removeErrors
+        d.invalidations -= earlier.invalidations
         d.clears -= earlier.clears
         d.memoryWarnings -= earlier.memoryWarnings
         d.backfills -= earlier.backfills

@@ -79,13 +79,13 @@ public struct ScriptRunner {
 
     /// Per-level statistics as an aligned table.
     public func statisticsTable() -> String {
-        let header = ["level", "kind", "gets", "hits", "misses", "hit%", "sets", "rm", "errors", "back-fills", "entries", "bytes", "p50", "p99"]
+        let header = ["level", "kind", "gets", "hits", "misses", "hit%", "sets", "rm", "inv", "errors", "back-fills", "entries", "bytes", "p50", "p99"]
         var rows = [header]
         for pane in model.currentPanes() {
             let s = pane.stats
             rows.append([
                 pane.name, pane.summary, "\(s.gets)", "\(s.hits)", "\(s.misses)",
-                s.requests == 0 ? "-" : String(format: "%.1f", s.hitRatio * 100), "\(s.sets)", "\(s.removes)",
+                s.requests == 0 ? "-" : String(format: "%.1f", s.hitRatio * 100), "\(s.sets)", "\(s.removes)", "\(s.invalidations)",
                 "\(s.errors + s.setErrors)", "\(s.backfills)", pane.entries.map(String.init) ?? "-",
                 pane.bytes.map(String.init) ?? "-", Units.latency(s.getP50), Units.latency(s.getP99),
             ])
@@ -140,7 +140,7 @@ struct ScriptReport: Encodable {
                 ("gets", .int(s.gets)), ("hits", .int(s.hits)), ("misses", .int(s.misses)), ("errors", .int(s.errors)),
                 ("hitRatio", .double(s.requests == 0 ? nil : (s.hitRatio * 1_000_000).rounded() / 1_000_000)),
                 ("sets", .int(s.sets)), ("setErrors", .int(s.setErrors)), ("removes", .int(s.removes)),
-                ("removeErrors", .int(s.removeErrors)), ("clears", .int(s.clears)),
+                ("removeErrors", .int(s.removeErrors)), ("invalidations", .int(s.invalidations)), ("clears", .int(s.clears)),
                 ("memoryWarnings", .int(s.memoryWarnings)), ("backfills", .int(s.backfills)),
                 ("backfillFailures", .int(s.backfillFailures)),
                 ("getP50Nanoseconds", .uint(s.getP50)), ("getP99Nanoseconds", .uint(s.getP99)),

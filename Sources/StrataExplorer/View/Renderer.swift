@@ -127,6 +127,7 @@ public struct Renderer: Sendable {
         line = Line(buffer: buffer, x: 2, y: y + 2, limit: inner)
         line.pair("sets", Units.count(Double(s.sets)), .value)
         line.pair("rm", Units.count(Double(s.removes)), .value)
+        if s.invalidations > 0 { line.pair("inv", Units.count(Double(s.invalidations)), .value) }
         line.pair("errors", Units.count(Double(s.errors + s.setErrors)), s.errors + s.setErrors > 0 ? .error : .value)
         line.pair("back-fills", Units.count(Double(s.backfills)), .value)
         if s.backfillFailures > 0 { line.pair("failed", Units.count(Double(s.backfillFailures)), .error) }
