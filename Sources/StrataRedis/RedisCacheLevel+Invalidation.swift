@@ -1,7 +1,7 @@
 import Strata
 
 extension RedisCacheLevel {
-    /// Registers `listener` for changes made in Redis to this level's keys,
+    /// Subscribes `listener` to changes made in Redis to this level's keys,
     /// by any client (this process included). The first registration (a
     /// composition putting levels above this one does it) opens the
     /// invalidation connection, unless `invalidatesLevelsAbove` is `false`:
@@ -30,9 +30,10 @@ extension RedisCacheLevel {
     ///   ``RedisKeyDecodable``) is published as `.all`.
     /// - Needs Redis 6 or later (RESP3); with an older server nothing is
     ///   reported (``invalidationError`` says why).
-    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
-        listeners.add(listener)
+    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
+        let subscription = listeners.add(listener)
         subscriber?.start()
+        return subscription
     }
 
     /// Keys reported changed by Redis and published to the levels above.
@@ -62,4 +63,3 @@ extension RedisCacheLevel {
     }
 }
 
-extension RedisCacheLevel: ReportsItsStoreDirectly {}

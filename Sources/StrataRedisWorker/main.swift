@@ -36,7 +36,7 @@ enum Out {
 let redis = try RedisCacheLevel<String, String>(url: arguments[1], prefix: arguments[2])
 let memory = MemoryCacheLevel<String, String>(capacity: 1 << 24)
 let cache = memory + redis
-redis.addInvalidationListener { invalidation in
+let subscription = redis.subscribe { invalidation in
     switch invalidation {
     case .key(let key): Out.say("invalidated \(key) \(Out.now())")
     case .all: Out.say("flush \(Out.now())")

@@ -187,7 +187,8 @@ struct RedisScenario {
         let reader = try RedisCacheLevel<String, Data>(url: url, prefix: "bench-inv:", connections: 1)
         let (heard, continuation) = AsyncStream<ContinuousClock.Instant>.makeStream()
         let cache = MemoryCacheLevel<String, Data>(capacity: 1 << 20) + reader
-        reader.addInvalidationListener { _ in continuation.yield(.now) }  // after the composition dropped the key
+        let subscription = reader.subscribe { _ in continuation.yield(.now) }  // after the composition dropped the key
+        defer { subscription.cancel() }
         for _ in 0..<500 where !reader.isReceivingInvalidations { try await Task.sleep(for: .milliseconds(10)) }
         var iterator = heard.makeAsyncIterator()
         let histogram = LatencyHistogram()

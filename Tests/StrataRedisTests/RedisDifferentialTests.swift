@@ -178,6 +178,8 @@ import Testing
     /// Invalidations a Redis level published, as heard by a listener registered after a composition's own.
     final class Heard: Sendable {
         private let counts = Mutex<[String: Int]>([:])
+        /// The subscription it hears through, for as long as it lives.
+        let subscription = Mutex<CacheSubscription?>(nil)
         /// Keys heard, with `.all` counted for every key.
         func count(_ key: String) -> Int { counts.withLock { $0[key, default: 0] + $0["*", default: 0] } }
         func add(_ invalidation: CacheInvalidation<String>) {
@@ -298,7 +300,7 @@ import Testing
         }
         for composition in compositions where composition.redis.invalidatesLevelsAbove {
             let heard = composition.heard
-            composition.redis.addInvalidationListener { heard.add($0) }
+            heard.subscription.withLock { $0 = composition.redis.subscribe { heard.add($0) } }
         }
         return compositions
     }

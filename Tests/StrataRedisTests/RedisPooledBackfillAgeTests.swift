@@ -150,7 +150,8 @@ extension RedisPooledBackfillAgeTests {
         // Listeners hear a change in registration order: one registered after the
         // composition's hears it once the composition has applied it.
         let heard = Counter()
-        redis.addInvalidationListener { _ in heard.increment() }
+        let subscription = redis.subscribe { _ in heard.increment() }
+        defer { subscription.cancel() }
         _ = try await raw.send("DEL", "pool-j:k")  // the writer's cache-aside delete, after the data changed
         #expect(await poll { heard.value > 0 }, "the process hears of the DEL")
         let second = Task { try await cache.get("k") }

@@ -101,11 +101,11 @@ import Testing
         #expect(try await cache.getIfPresent("k") == "v2")
     }
 
-    /// Levels that outlive a composition stay coherent with each other: a
-    /// composition built for one request over long-lived levels, then
-    /// dropped, must not leave the memory level deaf to the disk level's
-    /// reports, or the next composition over them would serve what another
-    /// writer replaced.
+    /// A composition built for one request over long-lived levels, then
+    /// dropped: nothing tells the memory level of the disk level's changes
+    /// any more, so it forgets what it holds (``CacheLevel/lostCoherence()``),
+    /// and the next composition over them never serves what another writer
+    /// replaced meanwhile.
     @Test func levelsThatOutliveTheirCompositionStayCoherent() async throws {
         let root = TemporaryDirectory(); defer { root.remove() }
         let memory = Memory(capacity: 1 << 20)

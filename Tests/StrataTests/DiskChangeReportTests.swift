@@ -30,11 +30,12 @@ import Glibc
     struct Watched: Sendable {
         let disk: DiskCacheLevel<String, Data>
         let heard = Heard()
+        let subscription: CacheSubscription
 
         init(_ directory: URL, capacity: Int = 1 << 20) throws {
             disk = try DiskCacheLevel<String, Data>(directory: directory, capacity: capacity)
             let heard = self.heard
-            disk.addInvalidationListener { heard.append($0) }
+            subscription = disk.subscribe { heard.append($0) }
         }
 
         /// Waits until the listener has heard every report made so far; false

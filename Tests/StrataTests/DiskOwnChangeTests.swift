@@ -15,14 +15,17 @@ import Testing
     /// What a listener heard from elsewhere (not a report of the level's own write).
     final class Foreign: Sendable {
         private let list = Mutex<[CacheInvalidation<String>]>([])
+        let subscription = Mutex<CacheSubscription?>(nil)
         func append(_ invalidation: CacheInvalidation<String>) { list.withLock { $0.append(invalidation) } }
         var all: [CacheInvalidation<String>] { list.withLock { $0 } }
     }
 
     static func listen(_ disk: DiskCacheLevel<String, Data>) -> Foreign {
         let foreign = Foreign()
-        disk.addInvalidationListener { invalidation in
-            if !CacheContext.isLocalWriteReport { foreign.append(invalidation) }
+        foreign.subscription.withLock {
+            $0 = disk.subscribe { invalidation in
+                if !CacheContext.isLocalWriteReport { foreign.append(invalidation) }
+            }
         }
         return foreign
     }

@@ -101,10 +101,12 @@ import Glibc
         let cache = dir.url.appendingPathComponent("cache")
         let level = try DiskCacheLevel<String, Data>(directory: cache, capacity: 1 << 20)
         let heard = Atomic<Int>(0)
-        level.addInvalidationListener { _ in heard.add(1, ordering: .relaxed) }
+        let subscription = level.subscribe { _ in heard.add(1, ordering: .relaxed) }
+        defer { subscription.cancel() }
         let witness = try DiskCacheLevel<String, Data>(directory: cache, capacity: 1 << 20)
         let witnessHeard = Atomic<Int>(0)
-        witness.addInvalidationListener { _ in witnessHeard.add(1, ordering: .relaxed) }
+        let witnessSubscription = witness.subscribe { _ in witnessHeard.add(1, ordering: .relaxed) }
+        defer { witnessSubscription.cancel() }
         try await level.set(bytes(10), forKey: "a")
         _ = try await level.getIfPresent("a")
         #expect(await poll { heard.load(ordering: .relaxed) == 1 }, "the set's own report, delivered in a task of its own")
@@ -120,7 +122,8 @@ import Glibc
         #expect(level.invalidationsReported == reported)
         #expect(!Self.exists(cache.path))
         #expect(level.directoryRecreations == 0)
-        level.addInvalidationListener { _ in heard.add(1, ordering: .relaxed) }  // watches nothing, logs nothing
+        let late = level.subscribe { _ in heard.add(1, ordering: .relaxed) }  // watches nothing, logs nothing
+        defer { late.cancel() }
         #expect(!Self.exists(cache.path))
         await witness.shutdown()
     }

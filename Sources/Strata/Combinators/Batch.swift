@@ -77,8 +77,8 @@ public struct AllBatchCache<Inner: CacheLevel>: WrapperLevel {
     }
 
     /// A changed key may be in any batch: reported as ``CacheInvalidation/all``.
-    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<[Inner.Key]>) async -> Void) {
-        inner.addInvalidationListener { _ in await listener(.all) }
+    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<[Inner.Key]>) async -> Void) -> CacheSubscription {
+        inner.subscribe { _ in await listener(.all) }
     }
 
     public func getIfPresent(_ keys: [Inner.Key]) async throws -> [Inner.Value]? {

@@ -8,11 +8,9 @@
 ///   All levels missing throws ``FetchError/valueNotInCache``; a real error with
 ///   no value anywhere throws ``LevelsFailedError`` carrying every failure.
 /// - **Back-fills never undo writes.** A back-fill lands only if no write to
-///   its key through this composition, or through any other composition of
-///   the same levels in the same shape (they share one ``WriteOrder``: see
-///   ``SharedWriteOrders``), (set, remove, clear, memory warning) was in
-///   progress when its read began or has started since; otherwise it is
-///   dropped and counted in ``backfillsSkipped``.
+///   its key through this composition (set, remove, clear, memory warning)
+///   was in progress when its read began or has started since; otherwise it
+///   is dropped and counted in ``backfillsSkipped``.
 /// - Set and remove: both levels concurrently; any failure throws
 ///   ``LevelsFailedError`` naming the failing levels. **A level whose set failed
 ///   keeps no older value**: its entry for the key is removed (best effort), so
@@ -20,8 +18,8 @@
 ///   failed back-fill, which replaced nothing: what the level holds then was
 ///   written since, by someone else.
 /// - Clear and memory warnings reach both levels.
-/// - **Invalidations from below drop what is above.** The composition registers
-///   with `lower` (``CacheLevel/addInvalidationListener(_:)``): when a level
+/// - **Invalidations from below drop what is above.** The composition subscribes
+///   to `lower` (``CacheLevel/subscribe(_:)``): when a level
 ///   over a shared store reports that someone else changed a key, the key is
 ///   removed from `upper` (and a back-fill of it in flight is dropped); when it
 ///   reports that anything may have changed, `upper` is cleared. Counted in
@@ -29,6 +27,9 @@
 ///   inside it) drops the back-fills into `upper` that began before it. A
 ///   store's report of a write this composition made itself is skipped
 ///   (``CacheWriteOrigin``): `upper` holds what was written.
+///
+/// A composition is a stack: build it once and ask it per request. It keeps
+/// its levels coherent while it lives (see ``StackCoordinator``'s design note).
 public struct ComposedCache<Upper: CacheLevel, Lower: CacheLevel>: CacheLevel
 where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     public typealias Key = Upper.Key
@@ -36,12 +37,11 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
 
     public let upper: Upper
     public let lower: Lower
-    @usableFromInline let backfills = BackfillTracker()
-    /// Shared with every composition of the same levels alive (see ``SharedWriteOrders``).
-    @usableFromInline let order: WriteOrder
-    /// `lower` as the listener on `upper` reaches it, and the count of
-    /// invalidations applied (see ``CompositionLink``).
-    @usableFromInline let link: CompositionLink<Lower>
+    /// The write order, back-fills, subscriptions and writer id, shared by
+    /// every copy of the composition.
+    @usableFromInline let stack: StackCoordinator<Upper, Lower>
+    @usableFromInline var order: WriteOrder { stack.order }
+    @usableFromInline var backfills: BackfillTracker { stack.backfills }
     /// The reads compiled where the composition was created, for callers
     /// that reach it without its types (see ``SpecialisedPaths``).
     /// (A generic body still asks the runtime for the metadata of the
@@ -69,92 +69,15 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         self.lower = lower
         self.specialisedValue = value
         self.specialisedEntry = entry
-        // Found once: the order and the listener on `lower` both use it.
-        let upperIdentity = LevelIdentity.of(upper)
-        let order = SharedWriteOrders.order(upper: upperIdentity, lower: LevelIdentity.of(lower))
-        self.order = order
-        let link = CompositionLink(lower)
-        self.link = link
-        let writer = ObjectIdentifier(order)
-        let owner = WeakObject(link)
-        // `lower`'s listener keeps `upper` coherent for as long as both live,
-        // whether or not the composition does: a later composition over the
-        // same two levels must find `upper` coherent with `lower`. It holds
-        // `upper` weakly only if `upper`'s store ends with it (see
-        // ``ListenerRegistration``). It holds `order`, whose identity marks
-        // this composition's writes: freed, its address could be another
-        // composition's, whose writes this listener would then skip.
-        let held = HeldLevel(upper)
-        let side = ListenerRegistration.Side.lower(upper: held.weakObject, direct: lower is any ReportsItsStoreDirectly,
-                                                   identity: upperIdentity)
-        ListenerRegistration(owner: owner, side: side).registering {
-            lower.addInvalidationListener { [weak link, order] invalidation in
-                // A store's report of a write this composition made: `upper`
-                // holds what was written (see ``CacheWriteOrigin``).
-                if CacheContext.isReport(ofWriteBy: writer) { return }
-                guard let upper = held.level else { return }
-                // The drop is this composition's own write: a shared level in
-                // `upper` that reports it (a disk level does, in a task of its
-                // own) must not make it void the reads that begin after it.
-                guard let link else {
-                    // The composition is gone, and so is every write and
-                    // back-fill it had (each holds the link). A live
-                    // composition sharing `order` may have back-fills in
-                    // flight: its own listener, on this list too (it cannot
-                    // stand in for a live one), orders the drop against them.
-                    _ = await CacheContext.writing(as: order) { await attempt { try await upper.invalidate(invalidation) } }
-                    return
-                }
-                link.invalidationsApplied.increment()
-                switch invalidation {
-                case .key(let key):
-                    let stripe = await order.beginWrite(key)
-                    defer { order.endWrite(stripe) }
-                    _ = await CacheContext.writing(as: order) { await attempt { try await upper.invalidate(invalidation) } }
-                case .all:
-                    await order.beginClear()
-                    defer { order.endClear() }
-                    _ = await CacheContext.writing(as: order) { await attempt { try await upper.invalidate(invalidation) } }
-                }
-            }
-        }
-        // A change `upper` reports (it stands over a shared store itself, as
-        // in `memory + redis + origin`) voids the back-fills into it that
-        // began before: another process changed the key after this one's read
-        // of `lower` began, so what that read found must not be written into
-        // the shared store, where every process would be served it. `upper`
-        // drops its own copies; this only notes the change (per key: see
-        // ``WriteOrder``).
-        // Reads in flight below that began before the change end their
-        // sharing too: a get that arrives after it must not join one (a
-        // pooled origin read) and be answered with what it read before.
-        // `upper`'s listener serves this composition's reads, so it reaches
-        // `lower` through the link, held weakly: were it to hold `lower` as
-        // `lower`'s holds `upper`, two levels that both report changes
-        // (`disk + redis`) would hold each other and never be freed. One
-        // part outlives the composition: the pools below (``ReadSharers``,
-        // held weakly, wherever they sit in `lower`) may serve other readers
-        // and later compositions, and their reads begun before a change must
-        // stop being shared for as long as they live. It holds `order` too
-        // (see the listener above).
-        let pools = lower.sharesReadsInFlight ? lower.readSharersOrSelf : .none
-        ListenerRegistration(owner: owner, side: .upper(pools: pools.objects)).registering {
-            upper.addInvalidationListener { [weak link, order] invalidation in
-                if CacheContext.isReport(ofWriteBy: writer) { return }
-                guard let link else {
-                    pools.endSharingReads(invalidation)
-                    return
-                }
-                switch invalidation {
-                case .key(let key): order.noteChanged(key)
-                case .all: order.noteChangedAll()
-                }
-                link.lower.endSharingReads(invalidation)
-            }
-        }
+        self.stack = StackCoordinator(upper, lower)
     }
 
     public var name: String { "\(upper.name) + \(lower.name)" }
+
+    public func lostCoherence() {
+        upper.lostCoherence()
+        lower.lostCoherence()
+    }
 
     public var sharesReadsInFlight: Bool { upper.sharesReadsInFlight || lower.sharesReadsInFlight }
 
@@ -162,8 +85,6 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         upper.endSharingReads(invalidation)
         lower.endSharingReads(invalidation)
     }
-
-    public var readSharers: ReadSharers<Key> { upper.readSharersOrSelf.merging(lower.readSharersOrSelf) }
 
     /// Whether this code was compiled for concrete level types (see ``SpecialisedPaths``).
     @inlinable @inline(__always)
@@ -270,14 +191,13 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     @usableFromInline
     func backfill(_ entry: CacheEntry<Value>, forKey key: Key, ticket: WriteOrder.Ticket?,
                   readStart: ContinuousClock.Instant? = nil) {
-        let upper = self.upper, order = self.order, link = self.link
-        backfills.start(level: upper.name, key: key) {
+        let upper = self.upper, stack = self.stack
+        stack.backfills.start(level: upper.name, key: key) {
             guard let ticket else { return false }
-            // The composition's last copy may be gone (one built for a single
-            // request); until this lands, `upper`'s reports must still reach
-            // `order` and drop it, and they do only while the link lives.
-            defer { withExtendedLifetime(link) {} }
-            return try await order.land(ticket, readStart: readStart) {
+            // The back-fill holds the stack: the composition's last copy may
+            // be gone before it lands, and until then `upper`'s reports must
+            // still reach the order and drop it.
+            return try await stack.order.land(ticket, readStart: readStart) {
                 try await upper.set(entry.value, forKey: key, expiresAt: entry.expiresAt)
             }
         }
@@ -320,7 +240,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         top topWrite: @escaping @Sendable () async throws -> Void,
         bottom bottomWrite: @escaping @Sendable () async throws -> Void
     ) async throws {
-        try await CacheContext.writing(as: order) {
+        try await CacheContext.writing(as: stack.writer) {
             try await writeInOrder(operation, key, top: topWrite, bottom: bottomWrite)
         }
     }
@@ -408,7 +328,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// Runs a clear of both levels as this composition's write, ordered
     /// against every write and back-fill (it holds every stripe).
     private func clearing(top: @escaping @Sendable () async -> Void, bottom: @escaping @Sendable () async -> Void) async {
-        await CacheContext.writing(as: order) {
+        await CacheContext.writing(as: stack.writer) {
             await order.beginClear()
             defer { order.endClear() }
             async let topDone: Void = top()
@@ -418,9 +338,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     }
 
     /// A change to either level reported by its store is a change to this one.
-    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
-        upper.addInvalidationListener(listener)
-        lower.addInvalidationListener(listener)
+    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
+        CacheSubscription([upper.subscribe(listener), lower.subscribe(listener)])
     }
 
     public func waitForPendingWrites() async {
@@ -436,7 +355,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// Back-fills dropped because a write to their key got in first.
     public var backfillsSkipped: Int { backfills.counts.skipped }
     /// Invalidations reported by `lower` and applied to `upper`.
-    public var invalidationsApplied: Int { link.invalidationsApplied.value }
+    public var invalidationsApplied: Int { stack.invalidationsApplied.value }
 
     private static func collect(_ operation: CacheOperation, key: Key, _ results: (String, (any Error)?)...) throws {
         var failures: [LevelFailure] = []
@@ -483,6 +402,3 @@ extension ComposedCache: ComposedLevels {
     var lowerLevel: any CacheLevel { lower }
 }
 
-extension ComposedCache: OrderedComposition {
-    var writeOrder: WriteOrder { order }
-}

@@ -44,8 +44,8 @@ public struct KeyTransformedCache<Inner: CacheLevel, NewKey: Sendable>: WrapperL
 
     /// The inner key of a change cannot be mapped back to this level's key, so
     /// a changed inner key is reported as ``CacheInvalidation/all``.
-    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<NewKey>) async -> Void) {
-        inner.addInvalidationListener { _ in await listener(.all) }
+    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<NewKey>) async -> Void) -> CacheSubscription {
+        inner.subscribe { _ in await listener(.all) }
     }
 
     public func set(_ value: Value, forKey key: NewKey) async throws {

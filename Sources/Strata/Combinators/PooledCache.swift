@@ -13,7 +13,7 @@ import Synchronization
 ///   level detaches the reads in flight for the key (all keys, for clear), both
 ///   when the write starts and when it ends, so a get that arrives after a
 ///   write has finished never receives a value read before it. A change the
-///   inner level reports (``CacheLevel/addInvalidationListener(_:)``) detaches
+///   inner level reports (``CacheLevel/subscribe(_:)``) detaches
 ///   them too, before the levels above hear of it; so does a change reported
 ///   by a level above the pool in a composition (``CacheLevel/endSharingReads(_:)``:
 ///   in `memory + redis + origin.pooled()`, another process's remove).
@@ -55,6 +55,8 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
     /// The clock entries' deadlines are judged on.
     public let clock: any CacheClock
     private let state = Mutex(State())
+    /// The pool's subscription to `inner`'s changes, for as long as it lives.
+    private let subscription = Mutex<CacheSubscription?>(nil)
 
     /// Reads a get makes before it answers a miss, when every read it joined
     /// carried an entry already expired at the time it arrived.
@@ -67,12 +69,13 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
     public init(_ inner: Inner, clock: (any CacheClock)? = nil) {
         self.inner = inner
         self.clock = clock ?? levelClock(of: inner) ?? SystemClock()
-        inner.addInvalidationListener { [weak self] invalidation in
+        let subscription = inner.subscribe { [weak self] invalidation in
             switch invalidation {
             case .key(let key): self?.detach(key)
             case .all: self?.detach(nil)
             }
         }
+        self.subscription.withLock { $0 = subscription }
     }
 
     /// How many times the inner read has been started.
@@ -199,9 +202,6 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
         }
         inner.endSharingReads(invalidation)
     }
-
-    /// This pool, and those inside it.
-    public var readSharers: ReadSharers<Key> { ReadSharers(self).merging(inner.readSharersOrSelf) }
 
     /// New gets of `key` (every key when `nil`) start a fresh read.
 

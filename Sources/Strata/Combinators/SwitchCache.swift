@@ -130,19 +130,21 @@ where A.Key == B.Key, A.Value == B.Value {
         _ = await (a, b)
     }
 
-    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
-        cacheA.addInvalidationListener(listener)
-        cacheB.addInvalidationListener(listener)
+    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
+        CacheSubscription([cacheA.subscribe(listener), cacheB.subscribe(listener)])
     }
 
     public var sharesReadsInFlight: Bool { cacheA.sharesReadsInFlight || cacheB.sharesReadsInFlight }
+
+    public func lostCoherence() {
+        cacheA.lostCoherence()
+        cacheB.lostCoherence()
+    }
 
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) {
         cacheA.endSharingReads(invalidation)
         cacheB.endSharingReads(invalidation)
     }
-
-    public var readSharers: ReadSharers<Key> { cacheA.readSharersOrSelf.merging(cacheB.readSharersOrSelf) }
 
     public func waitForPendingWrites() async {
         await cacheA.waitForPendingWrites()

@@ -13,12 +13,12 @@ public struct TransformedFetcher<Inner: CacheLevel, NewValue: Sendable>: Fetcher
 
     public var name: String { inner.name }
     public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
-    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
-        inner.addInvalidationListener(listener)
+    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
+        inner.subscribe(listener)
     }
     public var sharesReadsInFlight: Bool { inner.sharesReadsInFlight }
+    public func lostCoherence() { inner.lostCoherence() }
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { inner.endSharingReads(invalidation) }
-    public var readSharers: ReadSharers<Key> { inner.readSharersOrSelf }
 
     public func getIfPresent(_ key: Key) async throws -> NewValue? {
         guard let value = try await inner.getIfPresent(key) else { return nil }

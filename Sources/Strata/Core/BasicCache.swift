@@ -20,7 +20,9 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     @usableFromInline let pendingWritesClosure: Action?
     /// The erased level's ``CacheLevel/invalidate(_:)`` (`nil`: the default, through `remove` and `clear`).
     @usableFromInline let invalidateClosure: (@Sendable (CacheInvalidation<Key>) async throws -> Void)?
-    @usableFromInline let listenClosure: (@Sendable (@escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> Void)?
+    /// The erased level's ``CacheLevel/lostCoherence()``.
+    @usableFromInline let lostCoherenceClosure: (@Sendable () -> Void)?
+    @usableFromInline let subscribeClosure: (@Sendable (@escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription)?
     /// The erased level's ``CacheLevel/synchronousRead``, tried before the
     /// `async` closures.
     public let synchronousRead: SynchronousRead<Key, Value>?
@@ -33,8 +35,6 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     public let sharesReadsInFlight: Bool
     /// The erased level's ``CacheLevel/endSharingReads(_:)`` (only for one that shares reads).
     @usableFromInline let endSharingClosure: (@Sendable (CacheInvalidation<Key>) -> Void)?
-    /// The erased level's ``CacheLevel/readSharers``.
-    public let readSharers: ReadSharers<Key>
     public let name: String
 
     /// A level from closures; `getIfPresent` returns `nil` on a miss.
@@ -47,7 +47,7 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
         onMemoryWarning: @escaping Action
     ) {
         self.init(name: name, getIfPresent: getIfPresent, entry: nil, entries: nil, set: set, setExpiring: nil, remove: remove,
-                  clear: clear, onMemoryWarning: onMemoryWarning, waitForPendingWrites: nil, listen: nil)
+                  clear: clear, onMemoryWarning: onMemoryWarning, waitForPendingWrites: nil, subscribe: nil)
     }
 
     /// A level from closures, Carlos's form: `get` throws
@@ -71,17 +71,17 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
          set: @escaping Store, setExpiring: (@Sendable (Value, Key, CacheInstant?) async throws -> Void)?,
          remove: @escaping Remove, clear: @escaping Action, onMemoryWarning: @escaping Action,
          waitForPendingWrites: Action?,
-         listen: (@Sendable (@escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> Void)?,
+         subscribe: (@Sendable (@escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription)?,
          synchronousRead: SynchronousRead<Key, Value>? = nil,
          synchronousReadIsComplete: Bool = false,
          levelCounters: (@Sendable () -> [String: Int])? = nil,
          sharesReadsInFlight: Bool = false,
          endSharingReads: (@Sendable (CacheInvalidation<Key>) -> Void)? = nil,
-         readSharers: ReadSharers<Key> = .none,
-         invalidate: (@Sendable (CacheInvalidation<Key>) async throws -> Void)? = nil) {
+         invalidate: (@Sendable (CacheInvalidation<Key>) async throws -> Void)? = nil,
+         lostCoherence: (@Sendable () -> Void)? = nil) {
+        self.lostCoherenceClosure = lostCoherence
         self.name = name
         self.invalidateClosure = invalidate
-        self.readSharers = readSharers
         self.sharesReadsInFlight = sharesReadsInFlight
         self.endSharingClosure = endSharingReads
         self.synchronousRead = synchronousRead
@@ -96,7 +96,7 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
         self.clearClosure = clear
         self.memoryWarningClosure = onMemoryWarning
         self.pendingWritesClosure = waitForPendingWrites
-        self.listenClosure = listen
+        self.subscribeClosure = subscribe
     }
 
     @inlinable @inline(__always) public func getIfPresent(_ key: Key) async throws -> Value? {
@@ -137,10 +137,11 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     }
     @inlinable public func onMemoryWarning() async { await memoryWarningClosure() }
     public func waitForPendingWrites() async { await pendingWritesClosure?() }
-    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
-        listenClosure?(listener)
+    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
+        subscribeClosure?(listener) ?? .none
     }
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { endSharingClosure?(invalidation) }
+    public func lostCoherence() { lostCoherenceClosure?() }
 }
 
 extension BasicCache: LevelCounterReporting {
@@ -202,14 +203,14 @@ extension CacheLevel {
             clear: { await self.clear() },
             onMemoryWarning: { await self.onMemoryWarning() },
             waitForPendingWrites: { await self.waitForPendingWrites() },
-            listen: { self.addInvalidationListener($0) },
+            subscribe: { self.subscribe($0) },
             synchronousRead: synchronousRead,
             synchronousReadIsComplete: synchronousReadIsComplete,
             levelCounters: levelCounterSource(of: self),
             sharesReadsInFlight: sharesReadsInFlight,
             endSharingReads: endSharing,
-            readSharers: readSharersOrSelf,
-            invalidate: { try await self.invalidate($0) }
+            invalidate: { try await self.invalidate($0) },
+            lostCoherence: { self.lostCoherence() }
         )
     }
 }

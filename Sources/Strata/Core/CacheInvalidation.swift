@@ -1,3 +1,4 @@
+import Logging
 /// A change made to a level's store by someone else (another process, another
 /// client of a shared store), reported so that the levels above can drop what
 /// they hold. See ``CacheLevel/addInvalidationListener(_:)``.
@@ -11,70 +12,67 @@ public enum CacheInvalidation<Key: Sendable>: Sendable {
 
 extension CacheInvalidation: Equatable where Key: Equatable {}
 
-/// Listeners registered with a level that reports invalidations; a level with
-/// a shared store keeps one and calls ``publish(_:)``.
+/// The listeners subscribed to a level that reports changes; a level with
+/// a shared store keeps one, hands out its ``add(_:)``'s subscriptions from
+/// ``CacheLevel/subscribe(_:)`` and calls ``publish(_:)``.
 public final class InvalidationListeners<Key: Sendable>: Sendable {
     public typealias Listener = @Sendable (CacheInvalidation<Key>) async -> Void
 
-    private struct Entry {
-        let listener: Listener
-        /// Set for a listener a composition registered (see ``ListenerRegistration``).
-        let registration: ListenerRegistration?
+    private struct State {
+        var entries: [(id: UInt64, listener: Listener)] = []
+        var nextID: UInt64 = 0
+        /// Subscriptions cancelled so far (see ``churnWarningAt``).
+        var cancelled = 0
     }
 
-    private let listeners = Mutex<[Entry]>([])
+    private let state = Mutex(State())
+    private let levelName: String
 
-    public init() {}
+    /// Subscriptions made and cancelled this many times log one warning:
+    /// stacks built per request (each a fresh composition) leave the levels
+    /// above without a subscription between requests.
+    static var churnWarningAt: Int { 64 }
 
-    /// Adds `listener`. One a composition registers is forgotten once it can
-    /// do nothing more, or takes the place of one it stands in for (see
-    /// ``ListenerRegistration``), when a later one is added; the others keep
-    /// their order.
-    public func add(_ listener: @escaping Listener) {
-        let registration = CacheContext.listenerRegistration.flatMap { $0.isOpen ? $0 : nil }
-        // Released after the lock: a spent listener may hold the last
-        // reference to something whose deinit adds a listener here.
-        let spent = listeners.withLock { entries -> [Entry] in
-            var spent = Self.removeSpent(&entries)
-            let entry = Entry(listener: listener, registration: registration)
-            if let i = entries.firstIndex(where: { $0.registration?.isStoodIn(for: registration) ?? false }) {
-                spent.append(entries[i])
-                entries[i] = entry
-            } else {
-                entries.append(entry)
-            }
-            return spent
+    /// `levelName` names the level in the warning about stacks built per request.
+    public init(levelName: String = "a level that reports changes") {
+        self.levelName = levelName
+    }
+
+    /// Adds `listener` until the subscription returned is cancelled or released.
+    public func add(_ listener: @escaping Listener) -> CacheSubscription {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            state.entries.append((state.nextID, listener))
+            return state.nextID
         }
-        _ = spent
+        return CacheSubscription { [weak self] in self?.remove(id) }
     }
 
-    private static func removeSpent(_ entries: inout [Entry]) -> [Entry] {
-        var spent: [Entry] = []
-        entries.removeAll { entry in
-            guard entry.registration?.isSpent ?? false else { return false }
-            spent.append(entry)
-            return true
+    private func remove(_ id: UInt64) {
+        // Released after the lock: a listener may hold the last reference to
+        // something whose deinit cancels another subscription here.
+        let (removed, warn) = state.withLock { state -> ([(id: UInt64, listener: Listener)], Bool) in
+            guard let i = state.entries.firstIndex(where: { $0.id == id }) else { return ([], false) }
+            state.cancelled += 1
+            return ([state.entries.remove(at: i)], state.cancelled == Self.churnWarningAt)
         }
-        return spent
-    }
-
-    /// Forgets the spent listeners now and returns how many are left (for tests).
-    func countAfterForgettingSpent() -> Int {
-        let (spent, count) = listeners.withLock { entries in (Self.removeSpent(&entries), entries.count) }
-        _ = spent
-        return count
+        _ = removed
+        if warn {
+            Logger(label: "strata.subscriptions").warning(
+                "subscriptions to \(levelName) were made and released \(Self.churnWarningAt) times: build a stack once and ask it per request; a level above a stack that is gone hears no more changes")
+        }
     }
 
     /// Whether anyone listens (a level may skip subscribing to its store if not).
-    public var isEmpty: Bool { listeners.withLock { $0.isEmpty } }
+    public var isEmpty: Bool { state.withLock { $0.entries.isEmpty } }
 
-    /// How many listeners are registered (spent ones are forgotten as others are added).
-    public var count: Int { listeners.withLock { $0.count } }
+    /// How many listeners are subscribed.
+    public var count: Int { state.withLock { $0.entries.count } }
 
     /// Tells every listener, in registration order, and returns when all have
     /// applied it.
     public func publish(_ invalidation: CacheInvalidation<Key>) async {
-        for entry in listeners.withLock({ $0 }) { await entry.listener(invalidation) }
+        for entry in state.withLock({ $0.entries }) { await entry.listener(invalidation) }
     }
 
     /// Reports a write the level made itself, which its store does not report

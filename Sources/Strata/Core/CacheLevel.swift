@@ -67,12 +67,22 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// composition) have finished. Wrappers forward it; plain levels return at once.
     func waitForPendingWrites() async
 
-    /// Registers `listener` for changes made to this level's store by others.
-    /// A level over a shared store (Redis) reports them; wrappers and
-    /// compositions pass the registration on to the levels they hold, and every
-    /// composition registers itself with its lower level so that it drops an
-    /// invalidated key from the levels above. Default: nothing is reported.
-    func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void)
+    /// Subscribes `listener` to the changes made to this level's store by
+    /// others (another process, another client of a shared store), until
+    /// the returned subscription is cancelled or released. A level over a
+    /// shared store (disk, Redis) reports them; wrappers pass the
+    /// subscription on to the levels they hold; a stack (``ComposedCache``)
+    /// subscribes to its levels for as long as it lives, and drops from its
+    /// upper level what its lower level reports. Default: nothing is reported.
+    func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription
+
+    /// Told, without suspending, that a stack that kept this level coherent
+    /// with a level below it that reports changes is gone: nothing tells
+    /// this level of those changes any more. A level that can rebuild what
+    /// it holds (a memory level) empties itself, so that a stack built over
+    /// it later never serves what changed meanwhile. Default: nothing;
+    /// wrappers forward it; a composition passes it to both its levels.
+    func lostCoherence()
 
     /// Reads that answer a hit without suspending, when this level has them
     /// (a ``MemoryCacheLevel``, a composition whose top level is one); `nil`
@@ -111,13 +121,6 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// nothing (no read is shared); wrappers and compositions forward it;
     /// ``PooledCache`` detaches its reads in flight.
     func endSharingReads(_ invalidation: CacheInvalidation<Key>)
-
-    /// The objects inside this level that share reads in flight, held
-    /// weakly: what a composition's listener reaches once the composition
-    /// is gone and the pools serve later ones (see ``ReadSharers``).
-    /// Default: none; wrappers and compositions forward it; ``PooledCache``
-    /// names itself.
-    var readSharers: ReadSharers<Key> { get }
 }
 
 /// A value read from a level together with its expiry.
@@ -182,7 +185,11 @@ extension CacheLevel {
 
     public func waitForPendingWrites() async {}
 
-    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {}
+    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
+        .none
+    }
+
+    public func lostCoherence() {}
 
     public var synchronousRead: SynchronousRead<Key, Value>? { nil }
 
@@ -196,8 +203,6 @@ extension CacheLevel {
     public var sharesReadsInFlight: Bool { false }
 
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) {}
-
-    public var readSharers: ReadSharers<Key> { .none }
 }
 
 /// A short name for a level type: the type name without its generic arguments.

@@ -8,14 +8,12 @@
 /// with the write's origin, and each composition skips the report of a write
 /// it is part of.
 public struct CacheWriteOrigin: Sendable {
-    @usableFromInline var writers: [ObjectIdentifier] = []
-    /// The writers themselves: a report still on its way keeps them alive,
-    /// so no identity in `writers` can be another composition's meanwhile.
-    @usableFromInline var holders: [any AnyObject & Sendable] = []
+    /// The writer ids (``StackCoordinator/writer``, never reused) of the stacks the write passed through.
+    @usableFromInline var writers: [UInt64] = []
 
     public init() {}
 
-    func contains(_ writer: ObjectIdentifier) -> Bool { writers.contains(writer) }
+    func contains(_ writer: UInt64) -> Bool { writers.contains(writer) }
 }
 
 extension CacheContext {
@@ -51,11 +49,10 @@ extension CacheContext {
         }
     }
 
-    /// Runs a composition's write with `writer` added to ``writeOrigin``.
-    static func writing<T>(as writer: some AnyObject & Sendable, _ body: () async throws -> T) async rethrows -> T {
+    /// Runs a stack's write with `writer` added to ``writeOrigin``.
+    static func writing<T>(as writer: UInt64, _ body: () async throws -> T) async rethrows -> T {
         var extended = origin
-        extended.writers.append(ObjectIdentifier(writer))
-        extended.holders.append(writer)
+        extended.writers.append(writer)
         return try await $origin.withValue(extended) { try await body() }
     }
 
@@ -68,5 +65,5 @@ extension CacheContext {
     }
 
     /// Whether the invalidation being delivered reports a write `writer` is part of.
-    static func isReport(ofWriteBy writer: ObjectIdentifier) -> Bool { report?.contains(writer) ?? false }
+    static func isReport(ofWriteBy writer: UInt64) -> Bool { report?.contains(writer) ?? false }
 }

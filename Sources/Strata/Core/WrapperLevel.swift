@@ -17,14 +17,13 @@ extension WrapperLevel {
     public func onMemoryWarning() async { await inner.onMemoryWarning() }
     public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
     public var sharesReadsInFlight: Bool { inner.sharesReadsInFlight }
+    public func lostCoherence() { inner.lostCoherence() }
     /// Keys of another type than the inner level's: every read in flight below ends its sharing.
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { inner.endSharingReads(.all) }
-    public var readSharers: ReadSharers<Key> { inner.readSharersOrSelf.endingEveryRead() }
 }
 
 extension WrapperLevel where Key == Inner.Key {
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { inner.endSharingReads(invalidation) }
-    public var readSharers: ReadSharers<Key> { inner.readSharersOrSelf }
 
     /// A change reported from elsewhere reaches the inner level as such
     /// (whatever a condition or a permit says: it only makes the level forget).
@@ -33,8 +32,8 @@ extension WrapperLevel where Key == Inner.Key {
     }
 
     /// Invalidations of the inner level's keys are this level's keys.
-    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
-        inner.addInvalidationListener(listener)
+    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
+        inner.subscribe(listener)
     }
 }
 

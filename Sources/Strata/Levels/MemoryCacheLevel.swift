@@ -483,6 +483,10 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// Empties the level.
     public func onMemoryWarning() async { removeAll() }
 
+    /// Empties the level: the stack that kept it coherent with a level
+    /// below that reports changes is gone (see ``CacheLevel/lostCoherence()``).
+    public func lostCoherence() { removeAll() }
+
     /// Removes every entry without suspending.
     public func removeAll() {
         if isAdaptive {
@@ -584,5 +588,3 @@ extension MemoryCacheLevel where Value: CacheCost {
     }
 }
 
-/// Nothing but the level reaches what it holds.
-extension MemoryCacheLevel: StoreEndsWithLevel {}

@@ -66,6 +66,9 @@ public final class ExplorerModel: Sendable {
     /// from other clients' changes.
     private let echoes = EchoBook()
 
+    /// The model's subscriptions to its levels' changes (for the event log), for as long as it lives.
+    private let subscriptions = Mutex<[CacheSubscription]>([])
+
     /// Logs Redis's report of `key`: an echo of this explorer's back-fill, or
     /// another client's change (see ``EchoBook``), once told, in the order of
     /// the reports of the key.
@@ -90,7 +93,7 @@ public final class ExplorerModel: Sendable {
                     }
                 }
             }
-            level.cache.addInvalidationListener { [weak self] invalidation in
+            let subscription = level.cache.subscribe { [weak self] invalidation in
                 // This explorer's own write, which a shared level reports to
                 // the other compositions over it in this process: not news.
                 if CacheContext.isLocalWriteReport { return }
@@ -104,6 +107,7 @@ public final class ExplorerModel: Sendable {
                 case .all: self?.log("\(name): levels above flushed (store flushed or contact lost)")
                 }
             }
+            subscriptions.withLock { $0.append(subscription) }
         }
     }
 

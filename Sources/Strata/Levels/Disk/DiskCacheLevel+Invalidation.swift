@@ -1,5 +1,5 @@
 extension DiskCacheLevel {
-    /// Registers `listener` for entries that other writers on this directory
+    /// Subscribes `listener` to entries that other writers on this directory
     /// (other processes, or other disk levels in this one) replace or delete.
     /// The first registration starts an inotify watch (one inotify instance
     /// serves every disk level of the process). If the directory cannot be
@@ -8,12 +8,22 @@ extension DiskCacheLevel {
     /// reports that anything may have changed: the levels above keep
     /// nothing from this level, so they never serve what another writer
     /// replaced unheard.
-    public func addInvalidationListener(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) {
-        let failure = changes.add(listener, path: path) { EntryFingerprint.ofFile($0) }
+    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
+        let (subscription, failure) = changes.add(listener, path: path) { EntryFingerprint.ofFile($0) }
         if let failure {
             logger.warning("cannot watch the cache directory; levels above keep nothing from it until it can be watched",
                            metadata: ["directory": "\(path)", "error": "\(DiskCacheError.text(failure))"])
         }
+        return subscription
+    }
+
+    /// A stack that kept this level coherent with a level below it that
+    /// reports changes (`disk + redis`) is gone: nothing tells this level of
+    /// those changes any more. Every entry written until now reads as a miss
+    /// from now on (the files stay: other processes' stacks may trust them,
+    /// and a back-fill replaces them).
+    public func lostCoherence() {
+        coherentSince.store(EntryFingerprint.nextCreationTime(), ordering: .relaxed)
     }
 
     /// `true` while levels above listen to this one and its directory is not
@@ -24,4 +34,3 @@ extension DiskCacheLevel {
     public var isUnwatched: Bool { changes.isWatchLost }
 }
 
-extension DiskCacheLevel: ReportsItsStoreDirectly {}

@@ -83,6 +83,10 @@ extension DiskCacheLevel {
         case .otherKey:
             return nil  // a hash collision: that file belongs to another key
         case .valid(let header):
+            // Written while nothing kept this level coherent with the level
+            // below that reports changes: it may be stale. A miss, left in
+            // place for the back-fill that replaces it.
+            if header.createdAt < coherentSince.load(ordering: .relaxed) { return nil }
             let now = clock.now().nanosecondsSince1970
             if header.expiresAt != 0 && now >= header.expiresAt {
                 deleteEntryFile(id, expecting: fingerprint, waiting: false)

@@ -93,6 +93,10 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
     let deletionHook = Mutex<(@Sendable (String) -> Void)?>(nil)
     let checkedDeleteHook = Mutex<(@Sendable (String, CheckedDeleteStep) -> Void)?>(nil)
     let changes = DiskChangeFeed<Key>()
+    /// Entries written before this instant (ns since 1970, see
+    /// ``EntryFingerprint/nextCreationTime()``) are misses: a stack that kept
+    /// this level coherent with a level below it went then (``lostCoherence()``).
+    let coherentSince = Atomic<Int64>(0)
     /// Lets operations in until ``shutdown()``.
     let gate = DiskLevelGate()
     /// Held while ``shutdown()`` writes out the last access times.

@@ -87,8 +87,9 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
         listeners.reportLocalWrite(invalidation, origin: origin)
     }
 
-    /// Adds `listener`; the first one starts watching `path`. Returns the
-    /// inotify errno if watching could not start (the listener is kept).
+    /// Adds `listener` (until its subscription goes); the first one starts
+    /// watching `path`. Also returns the inotify errno if watching could not
+    /// start (the listener is kept).
     ///
     /// A directory that cannot be watched (the per-user watch or instance
     /// limit reached) is handled as a lost watch: every read that finds a
@@ -97,10 +98,10 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
     /// above keep nothing from this level that another writer could have
     /// replaced unheard. Slower, never stale; a warning says why.
     func add(_ listener: @escaping InvalidationListeners<Key>.Listener, path: String,
-             fingerprint: @escaping @Sendable (String) -> EntryFingerprint?) -> Int32? {
-        listeners.add(listener)
+             fingerprint: @escaping @Sendable (String) -> EntryFingerprint?) -> (CacheSubscription, Int32?) {
+        let subscription = listeners.add(listener)
         #if canImport(Glibc)
-        return state.withLock { state -> Int32? in
+        return (subscription, state.withLock { state -> Int32? in
             guard state.watcher == nil, !state.stopped else { return nil }
             let (stream, continuation) = AsyncStream<CacheInvalidation<Key>>.makeStream()
             let watcher = DirectoryWatcher(path: path) { [weak self] events in
@@ -125,9 +126,9 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
             watchLost.store(true, ordering: .sequentiallyConsistent)
             report(.all, &state)
             return failure
-        }
+        })
         #else
-        return nil
+        return (subscription, nil)
         #endif
     }
 

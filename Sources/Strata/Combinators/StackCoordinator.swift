@@ -1,0 +1,127 @@
+// # The stack coordinator
+//
+// `upper + lower` builds a ``ComposedCache``: a value that holds its two
+// levels and one `StackCoordinator`, the object that keeps them coherent.
+// Every copy of the composition shares the coordinator; it lives for as long
+// as a copy or one of its back-fills in flight does. (A longer stack,
+// `memory + disk + redis`, is compositions nested to the left, each with
+// its coordinator: `(memory + disk)` is the upper level of the outer one.)
+//
+// ## Order
+// One ``WriteOrder`` per coordinator serialises, per key, the composition's
+// sets and removes (both levels), its clears (every key) and the landing of
+// its back-fills: a back-fill lands only if no write to its key began since
+// its read of the lower level began, and no change to the key was reported
+// meanwhile; otherwise it is dropped. So a back-fill never undoes a write.
+//
+// ## Subscriptions
+// The coordinator subscribes once to each of its levels
+// (``CacheLevel/subscribe(_:)``) and keeps both subscriptions:
+// - **lower**: a change made elsewhere (another process, another client)
+//   that the lower level reports is dropped from the upper level
+//   (``CacheLevel/invalidate(_:)``), ordered as a remove (or a clear) of
+//   this composition, and counted in ``invalidationsApplied``;
+// - **upper**: a change the upper level reports (a shared store inside it)
+//   voids the back-fills into it that began before (``WriteOrder/noteChanged(_:)``)
+//   and ends the sharing of the reads in flight below (a pool's), so no
+//   get that began after the change is answered with what was read before.
+//
+// Both listeners hold the coordinator weakly; the levels hold only their
+// listeners. So levels never hold each other or the coordinator: when the
+// last copy of a composition and its last back-fill are gone, the
+// coordinator goes, its subscriptions are cancelled, and the levels only it
+// held go too (a disk level releases its watch, a Redis level its
+// connections).
+//
+// ## Writers
+// Each coordinator has a writer id, taken from a process-wide counter and
+// never reused. A write through the composition runs with its id in the
+// task's ``CacheWriteOrigin``; a store that reports its own writes to the
+// listeners in this process (a disk level, a Redis level: its store does not
+// report them back) passes that origin along, and a coordinator skips the
+// report of a write it made: its upper level holds what was written. Every
+// other coordinator over the store drops the key.
+//
+// ## Lifetimes, and what a stack is for
+// A stack keeps its levels coherent while it lives. Build it once, hold it
+// for as long as its levels, and ask it per request (`stack.get(key)`). When
+// it goes, nothing tells its upper level of the lower one's changes any
+// more: if the lower level reports changes, the upper one is told
+// (``CacheLevel/lostCoherence()``) and a memory level empties itself, so a
+// stack built over it later never serves what changed meanwhile. So a
+// composition built per request over long-lived levels stays correct but
+// keeps nothing between requests; the level that reports changes warns once
+// when subscriptions to it have come and gone many times
+// (``InvalidationListeners``).
+import Synchronization
+
+/// Keeps a composition's two levels coherent: the write order, the
+/// back-fills, the subscriptions to both levels and the writer id (see the
+/// design note at the top of this file).
+@usableFromInline
+final class StackCoordinator<Upper: CacheLevel, Lower: CacheLevel>: Sendable
+where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
+    typealias Key = Upper.Key
+
+    let upper: Upper
+    let lower: Lower
+    /// Never reused in the process (see ``CacheWriteOrigin``).
+    let writer = StackWriters.next()
+    @usableFromInline let order = WriteOrder()
+    @usableFromInline let backfills = BackfillTracker()
+    let invalidationsApplied = EventCount()
+    /// Both subscriptions; cancelled when the coordinator goes.
+    private let subscriptions = Mutex<[CacheSubscription]>([])
+
+    init(_ upper: Upper, _ lower: Lower) {
+        self.upper = upper
+        self.lower = lower
+        let fromBelow = lower.subscribe { [weak self] invalidation in await self?.applyFromBelow(invalidation) }
+        let fromAbove = upper.subscribe { [weak self] invalidation in self?.noteFromAbove(invalidation) }
+        subscriptions.withLock { $0 = [fromBelow, fromAbove] }
+    }
+
+    /// Nothing keeps `upper` coherent with `lower` any more: it forgets
+    /// what it can rebuild (see ``CacheLevel/lostCoherence()``).
+    deinit {
+        if subscriptions.withLock({ $0.first?.reportsChanges ?? false }) { upper.lostCoherence() }
+    }
+
+    /// The lower level reports a change made elsewhere: the upper level
+    /// drops it, as this composition's write, ordered against its writes
+    /// and back-fills. A report of this composition's own write is skipped.
+    private func applyFromBelow(_ invalidation: CacheInvalidation<Key>) async {
+        if CacheContext.isReport(ofWriteBy: writer) { return }
+        invalidationsApplied.increment()
+        let upper = self.upper
+        switch invalidation {
+        case .key(let key):
+            let stripe = await order.beginWrite(key)
+            defer { order.endWrite(stripe) }
+            _ = await CacheContext.writing(as: writer) { await attempt { try await upper.invalidate(invalidation) } }
+        case .all:
+            await order.beginClear()
+            defer { order.endClear() }
+            _ = await CacheContext.writing(as: writer) { await attempt { try await upper.invalidate(invalidation) } }
+        }
+    }
+
+    /// The upper level reports a change made elsewhere: back-fills into it
+    /// whose read began before are dropped, and reads in flight below stop
+    /// being shared.
+    private func noteFromAbove(_ invalidation: CacheInvalidation<Key>) {
+        if CacheContext.isReport(ofWriteBy: writer) { return }
+        switch invalidation {
+        case .key(let key): order.noteChanged(key)
+        case .all: order.noteChangedAll()
+        }
+        lower.endSharingReads(invalidation)
+    }
+}
+
+/// Writer ids for stacks: a process-wide counter, so an id is never reused.
+enum StackWriters {
+    private static let last = Atomic<UInt64>(0)
+
+    static func next() -> UInt64 { last.add(1, ordering: .relaxed).newValue }
+}
