@@ -69,6 +69,22 @@ import Testing
         #expect(try await b.getIfPresent("k") == Data("new".utf8))
     }
 
+    /// Stacks built per request over a level that reports changes: the
+    /// level warns (once) when subscriptions to it have come and gone 64 times.
+    @Test func stacksBuiltPerRequestAreWarnedAbout() async throws {
+        let shared = FakeLevel<String, String>(name: "shared", ["k": "v"])
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        for request in 1...64 {
+            do {
+                let cache = memory + shared
+                #expect(try await cache.getIfPresent("k") == "v")
+                await cache.waitForPendingWrites()
+            }
+            #expect(await poll { shared.listeners.count == 0 })
+            #expect(shared.listeners.warnedOfChurn == (request == 64))
+        }
+    }
+
     /// Writer ids are never reused: a stack built where a gone one was cannot
     /// take its id and skip reports of writes it did not make.
     @Test func writerIDsAreNeverReused() {

@@ -66,6 +66,9 @@ public final class InvalidationListeners<Key: Sendable>: Sendable {
     /// Whether anyone listens (a level may skip subscribing to its store if not).
     public var isEmpty: Bool { state.withLock { $0.entries.isEmpty } }
 
+    /// Whether the warning about subscriptions that come and go was logged.
+    var warnedOfChurn: Bool { state.withLock { $0.cancelled >= Self.churnWarningAt } }
+
     /// How many listeners are subscribed.
     public var count: Int { state.withLock { $0.entries.count } }
 
