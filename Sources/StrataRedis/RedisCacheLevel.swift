@@ -357,24 +357,34 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         await beginOperation()
-        try await reporting(.key(key)) { try await store(value, forKey: key, expiresAt: expiresAt) }
+        try await reporting(.key(key)) { try await store(value, forKey: key, expiresAt: expiresAt, backfill: nil) }
     }
 
-    /// The body of ``set(_:forKey:expiresAt:)``.
-    private func store(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
+    /// A back-fill is `SET NX`: a key present now was written since the
+    /// read missed here, so it is newer and kept (``BackfillDeclined``); so
+    /// is one a remove's tombstone covers, or, with leases, one whose lease
+    /// the read did not leave (see the notes in the body).
+    public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
+        await beginOperation()
+        try await reporting(.key(key)) { try await store(fill.value, forKey: key, expiresAt: fill.expiresAt, backfill: fill) }
+    }
+
+    /// The body of ``set(_:forKey:expiresAt:)`` and ``backfill(_:forKey:)`` (`backfill` set).
+    private func store(_ value: Value, forKey key: Key, expiresAt: CacheInstant?, backfill: Backfill<Value>?) async throws {
+        let isBackfill = backfill != nil
         let encoded: Data
         do { encoded = try codec.encoded(value) } catch {
             // A failed set leaves no older value to serve. (A back-fill
             // follows a miss: what Redis holds now is newer; leave it.)
-            if !CacheContext.isBackfill { _ = try? await sendWrite([RedisCommandName.del, redisKey(key)]) }
+            if !isBackfill { _ = try? await sendWrite([RedisCommandName.del, redisKey(key)]) }
             throw error
         }
         let name = redisKey(key)
         var arguments = [RedisCommandName.set, name, Array(encoded)]
         var milliseconds: [UInt8] = []
-        let deadline = StoredDeadline.resolve(given: expiresAt) { defaultTTL.map { clock.now().advanced(by: $0) } }
+        let deadline = StoredDeadline.resolve(given: expiresAt, backfill: isBackfill) { defaultTTL.map { clock.now().advanced(by: $0) } }
         // A back-fill already past its deadline writes nothing (no need to connect).
-        if CacheContext.isBackfill, let deadline, Self.timeLeft(until: deadline, from: clock.now()) == nil { return }
+        if isBackfill, let deadline, Self.timeLeft(until: deadline, from: clock.now()) == nil { return }
         // The time left is measured once a connection is in hand: Redis counts
         // `PX` from when it runs the command, and a connect (or a wait for
         // one) can take seconds, which the value must not get on top.
@@ -383,7 +393,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             guard let left = Self.timeLeft(until: deadline, from: clock.now()) else {
                 // Already past: the value must not be readable even for the
                 // millisecond `PX 1` would keep it. A back-fill writes nothing.
-                if CacheContext.isBackfill { return }
+                if isBackfill { return }
                 _ = try RedisClient.checked(await Self.sendWrite([[RedisCommandName.del, name]], on: connection)[0])
                 return
             }
@@ -394,7 +404,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                 arguments += [RedisCommandName.px, milliseconds]
             }
         }
-        guard CacheContext.isBackfill else {
+        guard let backfill else {
             _ = try RedisClient.checked(await Self.sendWrite([arguments], on: connection)[0])
             return
         }
@@ -423,7 +433,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         if undecodable.withLock({ $0.remove(name) }) != nil { return }
         var age: Int64 = -1  // unknown: any tombstone declines
         let sent = ContinuousClock.now
-        if let readAge = CacheContext.backfillReadAge {
+        if let readAge = backfill.readAge {
             guard readAge < CacheContext.backfillAgeLimit else { throw BackfillDeclined() }
             age = (readAge + Self.backfillMargin).nanoseconds / 1_000
         }
@@ -433,7 +443,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             // The read's own instant, not `sent - age`: the lease was
             // recorded microseconds before the read began, and an age taken a
             // moment after `sent` would move the start before the record.
-            guard let readStart = CacheContext.backfillReadStarted,
+            guard let readStart = backfill.readStartedAt,
                   let held = leaseBook.lease(for: name, readStart: readStart) else { throw BackfillDeclined() }
             lease = held
         }

@@ -16,7 +16,7 @@ import Synchronization
 /// reads as a miss everywhere in the level, and lasts ``lifetime``.
 ///
 /// Which lease a back-fill may use: the latest recorded for its key before
-/// its read began (``CacheContext/backfillReadStarted``: a composition starts
+/// its read began (``Backfill/readStartedAt``: a composition starts
 /// that clock once its upper level missed, so after the Redis read). Each
 /// miss and each failed read of the key records one before the get returns:
 /// the lease it placed or saw, or "none" when it could place none (then the

@@ -18,7 +18,7 @@ import Testing
         // A back-fill that does not encode leaves the key alone.
         try await level.set("newer", forKey: "b")
         await #expect(throws: (any Error).self) {
-            try await CacheContext.$backfill.withValue(true) { try await level.set("bad", forKey: "b") }
+            try await level.backfill(Backfill(value: "bad", expiresAt: nil, readStartedAt: .now), forKey: "b")
         }
         #expect(try await level.getIfPresent("b") == "newer")
         await level.shutdown(); await server.kill()

@@ -12,9 +12,12 @@ private final class DecliningStore: CacheLevel {
     func writeElsewhere(_ key: String, _ value: String) { storage.withLock { $0[key] = value } }
     func getIfPresent(_ key: String) async throws -> String? { storage.withLock { $0[key] } }
     func set(_ value: String, forKey key: String) async throws {
+        storage.withLock { $0[key] = value }
+    }
+    func backfill(_ fill: Backfill<String>, forKey key: String) async throws {
         try storage.withLock { storage in
-            if CacheContext.isBackfill, storage[key] != nil { throw BackfillDeclined() }
-            storage[key] = value
+            if storage[key] != nil { throw BackfillDeclined() }
+            storage[key] = fill.value
         }
     }
     func set(_ value: String, forKey key: String, expiresAt: CacheInstant?) async throws { try await set(value, forKey: key) }

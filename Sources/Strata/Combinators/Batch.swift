@@ -107,6 +107,11 @@ public struct AllBatchCache<Inner: CacheLevel>: WrapperLevel {
         }
     }
 
+    /// Declined: a batch's keys are back-filled one by one below it.
+    public func backfill(_ fill: Backfill<[Inner.Value]>, forKey keys: [Inner.Key]) async throws {
+        throw BackfillDeclined()
+    }
+
     public func set(_ values: [Inner.Value], forKey keys: [Inner.Key]) async throws {
         try await set(values, forKey: keys, expiresAt: nil)
     }
@@ -115,7 +120,6 @@ public struct AllBatchCache<Inner: CacheLevel>: WrapperLevel {
     /// default). A back-fill is declined (see the notes above).
     public func set(_ values: [Inner.Value], forKey keys: [Inner.Key], expiresAt: CacheInstant?) async throws {
         guard values.count == keys.count else { throw BatchError.countMismatch(values: values.count, keys: keys.count) }
-        if CacheContext.isBackfill { throw BackfillDeclined() }
         _ = try await forEachKey(keys) { index -> (Int, Void) in
             if let expiresAt {
                 try await inner.set(values[index], forKey: keys[index], expiresAt: expiresAt)

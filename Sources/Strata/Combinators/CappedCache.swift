@@ -34,6 +34,10 @@ public struct CappedCache<Inner: CacheLevel>: WrapperLevel {
         try await semaphore.withPermit { try await inner.set(value, forKey: key) }
     }
 
+    public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
+        try await semaphore.withPermit { try await inner.backfill(fill, forKey: key) }
+    }
+
     public func remove(_ key: Key) async throws {
         try await semaphore.withPermit { try await inner.remove(key) }
     }

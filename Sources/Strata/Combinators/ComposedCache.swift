@@ -197,8 +197,9 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
             // The back-fill holds the stack: the composition's last copy may
             // be gone before it lands, and until then `upper`'s reports must
             // still reach the order and drop it.
-            return try await stack.order.land(ticket, readStart: readStart) {
-                try await upper.set(entry.value, forKey: key, expiresAt: entry.expiresAt)
+            return try await stack.order.land(ticket, readStart: readStart) { startedAt in
+                try await upper.backfill(Backfill(value: entry.value, expiresAt: entry.expiresAt, readStartedAt: startedAt),
+                                         forKey: key)
             }
         }
     }
@@ -226,15 +227,33 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
                         bottom: { [lower] in try await lower.remove(key) })
     }
 
-    /// Runs a write on both levels, ordered against back-fills; a level
-    /// whose set failed has its old entry removed.
-    ///
-    /// Concurrently, except a back-fill into this composition (from a
-    /// composition below it): `lower` first, then `upper` unless `lower`
-    /// declined it. A shared store in `lower` declines a value older than
-    /// the one it holds (``BackfillDeclined``), and `upper` must not keep
-    /// what the store turned down; a `lower` that fails otherwise (down)
-    /// does not keep `upper` from taking it.
+    /// A back-fill into this composition (it is the upper level of another):
+    /// `lower` first, then `upper` unless `lower` declined it, ordered as a
+    /// write. A shared store in `lower` declines a value older than the one
+    /// it holds (``BackfillDeclined``), and `upper` must not keep what the
+    /// store turned down; a `lower` that fails otherwise (down) does not keep
+    /// `upper` from taking it. Nothing is cleaned after a failure: a back-fill
+    /// fills a miss and replaces nothing, so whatever a level holds for the
+    /// key now was written since, by someone else (a shared store's back-fill
+    /// is `SET NX`), and is newer. (A back-fill into Redis that lost its
+    /// connection, its outcome unknown, deleted a value another client had
+    /// set meanwhile.)
+    public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
+        let upper = self.upper, lower = self.lower
+        try await CacheContext.writing(as: stack.writer) {
+            let stripe = await order.beginWrite(key)
+            defer { order.endWrite(stripe) }
+            try Task.checkCancellation()
+            let bottomError = await attempt { try await lower.backfill(fill, forKey: key) }
+            if bottomError is BackfillDeclined { throw BackfillDeclined() }
+            let topError = await attempt { try await upper.backfill(fill, forKey: key) }
+            if topError is BackfillDeclined { throw BackfillDeclined() }
+            try Self.collect(.set, key: key, (upper.name, topError), (lower.name, bottomError))
+        }
+    }
+
+    /// Runs a write on both levels concurrently, ordered against back-fills;
+    /// a level whose set failed has its old entry removed.
     private func write(
         _ operation: CacheOperation, _ key: Key,
         top topWrite: @escaping @Sendable () async throws -> Void,
@@ -257,23 +276,10 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         // that starts cancelled may fail while the other stores the value).
         try Task.checkCancellation()
         let upper = self.upper, lower = self.lower
-        let topError: (any Error)?, bottomError: (any Error)?
-        if operation == .set && CacheContext.isBackfill {
-            bottomError = await attempt { try await bottomWrite() }
-            if bottomError is BackfillDeclined { throw BackfillDeclined() }
-            topError = await attempt { try await topWrite() }
-            if topError is BackfillDeclined { throw BackfillDeclined() }
-        } else {
-            async let top = attempt { try await topWrite() }
-            async let bottom = attempt { try await bottomWrite() }
-            (topError, bottomError) = await (top, bottom)
-        }
-        // Not after a back-fill: it fills a miss and replaces nothing, so
-        // whatever a level holds for the key now was written since, by
-        // someone else (a shared store's back-fill is `SET NX`), and is newer.
-        // A back-fill into Redis that lost its connection (its outcome
-        // unknown) deleted a value another client had set meanwhile.
-        if operation == .set && !CacheContext.isBackfill {
+        async let top = attempt { try await topWrite() }
+        async let bottom = attempt { try await bottomWrite() }
+        let (topError, bottomError) = await (top, bottom)
+        if operation == .set {
             await Self.clean(upper, key, after: topError)
             await Self.clean(lower, key, after: bottomError)
         }

@@ -26,6 +26,9 @@ public struct ConcurrentLevel<Inner: CacheLevel>: WrapperLevel {
     @concurrent public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         try await inner.set(value, forKey: key, expiresAt: expiresAt)
     }
+    @concurrent public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
+        try await inner.backfill(fill, forKey: key)
+    }
     @concurrent public func remove(_ key: Key) async throws { try await inner.remove(key) }
     @concurrent public func clear() async { await inner.clear() }
     @concurrent public func onMemoryWarning() async { await inner.onMemoryWarning() }

@@ -55,12 +55,17 @@ public struct ConditionedCache<Inner: CacheLevel>: WrapperLevel {
         try await inner.set(value, forKey: key, expiresAt: expiresAt)
     }
 
-    /// A set the condition turned away drops the level's copy, except a
-    /// back-fill's: sets and removes already keep the level free of older values.
+    /// A set the condition turned away drops the level's copy.
     @usableFromInline
     func skipped(_ key: Key) async throws {
-        if CacheContext.isBackfill { return }
         try await inner.remove(key)
+    }
+
+    /// A back-fill the condition turns away writes nothing and drops nothing:
+    /// sets and removes already keep the level free of older values.
+    public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
+        guard try await CacheContext.asUserCode({ try await allows(key) }) else { return }
+        try await inner.backfill(fill, forKey: key)
     }
 
     /// Reaches the level whatever the condition says: removing can only make

@@ -58,6 +58,11 @@ public struct KeyTransformedCache<Inner: CacheLevel, NewKey: Sendable>: WrapperL
         try await inner.set(value, forKey: innerKey, expiresAt: expiresAt)
     }
 
+    public func backfill(_ fill: Backfill<Value>, forKey key: NewKey) async throws {
+        guard let innerKey = try await CacheContext.asUserCode({ try await innerKey(key) }) else { return }
+        try await inner.backfill(fill, forKey: innerKey)
+    }
+
     public func remove(_ key: NewKey) async throws {
         guard let innerKey = try await innerKey(key) else { return }
         try await inner.remove(innerKey)

@@ -224,6 +224,12 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
         try await inner.set(value, forKey: key, expiresAt: expiresAt)
     }
 
+    public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
+        detach(key)
+        defer { detach(key) }
+        try await inner.backfill(fill, forKey: key)
+    }
+
     public func remove(_ key: Key) async throws {
         detach(key)
         defer { detach(key) }

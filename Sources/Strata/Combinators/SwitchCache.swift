@@ -67,19 +67,25 @@ where A.Key == B.Key, A.Value == B.Value {
         }
     }
 
+    /// A back-fill goes to the key's lane alone: it replaces nothing, and
+    /// writes and removes already keep the other lane free of older values.
+    public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
+        switch choose(key) {
+        case .cacheA: try await cacheA.backfill(fill, forKey: key)
+        case .cacheB: try await cacheB.backfill(fill, forKey: key)
+        }
+    }
+
     public func remove(_ key: Key) async throws {
         try await both(.remove, key, { try await cacheA.remove(key) }, { try await cacheB.remove(key) })
     }
 
-    /// A set through lane A, dropping the key from lane B (not for a
-    /// back-fill: writes and removes already keep B free of older values).
+    /// A set through lane A, dropping the key from lane B.
     private func setA(_ key: Key, _ write: @escaping @Sendable () async throws -> Void) async throws {
-        if CacheContext.isBackfill { return try await write() }
         try await both(.set, key, { try await cleaned(write, lane: cacheA, key) }, { try await cacheB.remove(key) })
     }
 
     private func setB(_ key: Key, _ write: @escaping @Sendable () async throws -> Void) async throws {
-        if CacheContext.isBackfill { return try await write() }
         try await both(.set, key, { try await cacheA.remove(key) }, { try await cleaned(write, lane: cacheB, key) })
     }
 

@@ -68,10 +68,8 @@ public struct ValueTransformedCache<Inner: CacheLevel, NewValue: Sendable>: Wrap
             }
         } catch {
             // The set fails, so the value it was replacing must go too (best
-            // effort), or a later get would be answered with it. Not for a
-            // back-fill's: it follows a miss here, so any value the level
-            // holds now was written since, and is newer.
-            if !CacheContext.isBackfill { try? await inner.remove(key) }
+            // effort), or a later get would be answered with it.
+            try? await inner.remove(key)
             throw error
         }
         guard let stored else { return try await inner.remove(key) }
@@ -80,6 +78,16 @@ public struct ValueTransformedCache<Inner: CacheLevel, NewValue: Sendable>: Wrap
         } else {
             try await inner.set(stored, forKey: key)
         }
+    }
+
+    /// A back-fill that does not transform writes nothing and drops nothing:
+    /// it follows a miss here, so any value the level holds now was written
+    /// since, and is newer. One whose inverse gives nothing is declined.
+    public func backfill(_ fill: Backfill<NewValue>, forKey key: Key) async throws {
+        guard let stored = try await transformedOrMiss(inner.name, .inverseTransformValue, key: key, {
+            try await CacheContext.asUserCode { try await inverse(key, fill.value) }
+        }) else { return }
+        try await inner.backfill(fill.with(value: stored), forKey: key)
     }
 
     public func remove(_ key: Key) async throws { try await inner.remove(key) }

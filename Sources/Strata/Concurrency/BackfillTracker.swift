@@ -63,7 +63,7 @@ final class BackfillTracker: Sendable {
         guard let sequence else { return }
         Task {
             do {
-                let landed = try await CacheContext.$backfill.withValue(true) { try await write() }
+                let landed = try await write()
                 self.finish(sequence, failed: false, skipped: !landed)
             } catch is BackfillDeclined {
                 self.finish(sequence, failed: false, skipped: true)  // a level below holds a newer value

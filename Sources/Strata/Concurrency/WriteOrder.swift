@@ -163,9 +163,10 @@ final class WriteOrder: Sendable {
     }
 
     /// Runs `write` (the back-fill into the upper level) if the ticket is
-    /// still valid; returns whether it ran.
+    /// still valid, with when the read it carries began; returns whether it ran.
     @usableFromInline
-    func land(_ ticket: Ticket, readStart: ContinuousClock.Instant? = nil, _ write: () async throws -> Void) async throws -> Bool {
+    func land(_ ticket: Ticket, readStart: ContinuousClock.Instant? = nil,
+              _ write: (ContinuousClock.Instant) async throws -> Void) async throws -> Bool {
         // The read whose answer it carries may have begun before the ticket (a pooled read joined).
         let startedAt = min(ticket.startedAt, readStart ?? ticket.startedAt)
         // Too old: what stops it in a shared store (a tombstone) may be gone.
@@ -180,7 +181,7 @@ final class WriteOrder: Sendable {
         }
         guard admitted else { return false }
         defer { release(ticket.stripe) }
-        try await CacheContext.$backfillReadStart.withValue(startedAt) { try await write() }
+        try await write(startedAt)
         return true
     }
 

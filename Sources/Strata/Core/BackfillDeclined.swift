@@ -1,4 +1,4 @@
-/// A level's answer to a back-fill write (``CacheContext/isBackfill``) when
+/// A level's answer to a back-fill (``CacheLevel/backfill(_:forKey:)``) when
 /// it holds a value written since: a shared store that another process wrote
 /// while this one was reading below it. Not a failure: the value being
 /// back-filled is older than the one the level holds, so a composition stops

@@ -20,6 +20,8 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     @usableFromInline let pendingWritesClosure: Action?
     /// The erased level's ``CacheLevel/invalidate(_:)`` (`nil`: the default, through `remove` and `clear`).
     @usableFromInline let invalidateClosure: (@Sendable (CacheInvalidation<Key>) async throws -> Void)?
+    /// The erased level's ``CacheLevel/backfill(_:forKey:)`` (`nil`: a set).
+    @usableFromInline let backfillClosure: (@Sendable (Backfill<Value>, Key) async throws -> Void)?
     /// The erased level's ``CacheLevel/lostCoherence()``.
     @usableFromInline let lostCoherenceClosure: (@Sendable () -> Void)?
     @usableFromInline let subscribeClosure: (@Sendable (@escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription)?
@@ -78,7 +80,9 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
          sharesReadsInFlight: Bool = false,
          endSharingReads: (@Sendable (CacheInvalidation<Key>) -> Void)? = nil,
          invalidate: (@Sendable (CacheInvalidation<Key>) async throws -> Void)? = nil,
-         lostCoherence: (@Sendable () -> Void)? = nil) {
+         lostCoherence: (@Sendable () -> Void)? = nil,
+         backfill: (@Sendable (Backfill<Value>, Key) async throws -> Void)? = nil) {
+        self.backfillClosure = backfill
         self.lostCoherenceClosure = lostCoherence
         self.name = name
         self.invalidateClosure = invalidate
@@ -124,6 +128,11 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     @inlinable public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         if let setExpiringClosure { return try await setExpiringClosure(value, key, expiresAt) }
         try await setClosure(value, key)
+    }
+
+    public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
+        if let backfillClosure { return try await backfillClosure(fill, key) }
+        try await set(fill.value, forKey: key, expiresAt: fill.expiresAt)
     }
 
     @inlinable public func remove(_ key: Key) async throws { try await removeClosure(key) }
@@ -210,7 +219,8 @@ extension CacheLevel {
             sharesReadsInFlight: sharesReadsInFlight,
             endSharingReads: endSharing,
             invalidate: { try await self.invalidate($0) },
-            lostCoherence: { self.lostCoherence() }
+            lostCoherence: { self.lostCoherence() },
+            backfill: { try await self.backfill($0, forKey: $1) }
         )
     }
 }

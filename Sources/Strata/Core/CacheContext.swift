@@ -2,38 +2,14 @@ import Synchronization
 /// Task-local facts about the request being served, read by observability
 /// wrappers (``InstrumentedCache``) and set by combinators.
 public enum CacheContext {
-    /// `true` inside a back-fill write started by a composed get. Read-only
-    /// outside the library, so no caller can make its own writes count as
-    /// back-fills in the statistics.
-    public static var isBackfill: Bool { backfill }
-
-    /// The flag behind ``isBackfill``; set only by ``BackfillTracker``.
-    @usableFromInline @TaskLocal static var backfill = false
-
     /// Runs a user closure met on a write (a transformer's inverse, a
-    /// condition) outside any back-fill and outside the write: a write it
-    /// makes of its own is the user's write, not a back-fill (no TTL cap, no
-    /// `SET NX`, counted as a set), and no part of the composition's write
-    /// (a shared store reports it to that composition too: see
-    /// ``CacheWriteOrigin``).
+    /// condition) outside the write: a write it makes of its own is no part
+    /// of the composition's write (a shared store reports it to that
+    /// composition too: see ``CacheWriteOrigin``).
     static func asUserCode<T>(_ body: () async throws -> T) async rethrows -> T {
-        guard backfill || !origin.writers.isEmpty else { return try await body() }
-        return try await $backfill.withValue(false) { try await $origin.withValue(CacheWriteOrigin()) { try await body() } }
+        guard !origin.writers.isEmpty else { return try await body() }
+        return try await $origin.withValue(CacheWriteOrigin()) { try await body() }
     }
-
-    /// In a back-fill: how long ago the read whose answer it carries began
-    /// (`nil` elsewhere, or when unknown). A shared store compares it with
-    /// the removes it has seen (see `RedisCacheLevel`).
-    public static var backfillReadAge: Duration? { backfillReadStart.map { ContinuousClock.now - $0 } }
-
-    /// In a back-fill: when the read whose answer it carries began, on this
-    /// process's monotonic clock (`nil` elsewhere, or when unknown). Compare
-    /// it with instants of the same clock; ``backfillReadAge`` is for clocks
-    /// that only agree on durations.
-    public static var backfillReadStarted: ContinuousClock.Instant? { backfillReadStart }
-
-    /// When the back-fill's read began; set only by compositions.
-    @usableFromInline @TaskLocal static var backfillReadStart: ContinuousClock.Instant?
 
     /// While a composition reads its lower level: when the read whose answer
     /// it may receive began. A level that hands a caller the answer of a read

@@ -45,6 +45,14 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// arrival under ``EvictionPolicy/adaptive``).
     func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws
 
+    /// Writes what a stack read from a level below into this level, to fill
+    /// a miss here (see ``Backfill``). Throws ``BackfillDeclined`` when this
+    /// level holds a newer value and keeps it. Default: a set with the
+    /// back-fill's deadline; levels with a TTL of their own cap it there
+    /// (``StoredDeadline``); a shared store keeps a newer value (Redis:
+    /// `SET NX`, tombstones, leases).
+    func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws
+
     /// Removes `key`. Removing an absent key is not an error.
     func remove(_ key: Key) async throws
 
@@ -175,6 +183,10 @@ extension CacheLevel {
     }
 
     public var name: String { defaultLevelName(Self.self) }
+
+    public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
+        try await set(fill.value, forKey: key, expiresAt: fill.expiresAt)
+    }
 
     public func invalidate(_ invalidation: CacheInvalidation<Key>) async throws {
         switch invalidation {

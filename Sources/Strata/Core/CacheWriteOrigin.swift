@@ -36,15 +36,11 @@ extension CacheContext {
     /// skips it (it made the write and holds its result). Writes the
     /// listeners make meanwhile start with no origin, and are no part of the
     /// writing request (a task that delivers the report inherits its
-    /// task-locals): not in its ``trace``, not a back-fill.
+    /// task-locals): not in its ``trace``.
     public static func reportingLocalWrite(by origin: CacheWriteOrigin, _ body: () async -> Void) async {
         await $report.withValue(origin) {
             await $origin.withValue(CacheWriteOrigin()) {
-                await $trace.withValue(nil) {
-                    await $backfill.withValue(false) {
-                        await $backfillReadStart.withValue(nil) { await body() }
-                    }
-                }
+                await $trace.withValue(nil) { await body() }
             }
         }
     }

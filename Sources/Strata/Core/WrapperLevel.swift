@@ -22,6 +22,13 @@ extension WrapperLevel {
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { inner.endSharingReads(.all) }
 }
 
+extension WrapperLevel where Key == Inner.Key, Value == Inner.Value {
+    /// A back-fill reaches the inner level as such.
+    public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
+        try await inner.backfill(fill, forKey: key)
+    }
+}
+
 extension WrapperLevel where Key == Inner.Key {
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { inner.endSharingReads(invalidation) }
 

@@ -107,8 +107,13 @@ public struct ExpiringCache<Inner: CacheLevel>: WrapperLevel {
     /// A set's own deadline is kept; a back-fill's is capped at this level's
     /// expiry (``StoredDeadline``).
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
-        let deadline = try StoredDeadline.resolve(given: expiresAt) { try expiry.deadline(from: clock.now()) }
+        let deadline = try StoredDeadline.resolve(given: expiresAt, backfill: false) { try expiry.deadline(from: clock.now()) }
         try await inner.set(value, forKey: key, expiresAt: deadline)
+    }
+    public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
+        var fill = fill
+        fill.expiresAt = try StoredDeadline.resolve(given: fill.expiresAt, backfill: true) { try expiry.deadline(from: clock.now()) }
+        try await inner.backfill(fill, forKey: key)
     }
     public func remove(_ key: Key) async throws { try await inner.remove(key) }
 }

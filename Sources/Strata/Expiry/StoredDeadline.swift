@@ -3,7 +3,7 @@
 ///
 /// - a set without a deadline gets the level's own (`own`);
 /// - a set with one keeps it (the caller's choice);
-/// - a back-fill (``CacheContext/isBackfill``) carries the lower entry's
+/// - a back-fill (``CacheLevel/backfill(_:forKey:)``) carries the lower entry's
 ///   deadline, and keeps the earlier of that and the level's own: a level
 ///   never keeps a value it did not get from a set longer than it keeps a set
 ///   (`memory(ttl 10s) + disk(ttl 5m)` holds a back-filled value in memory
@@ -12,12 +12,14 @@
 public enum StoredDeadline {
     /// - Parameters:
     ///   - given: the write's deadline, if it carries one.
+    ///   - backfill: whether the write is a back-fill.
     ///   - own: the level's own deadline for a write now (`nil`: never);
     ///     called only when it decides.
     @inlinable
-    public static func resolve(given: CacheInstant?, own: () throws -> CacheInstant?) rethrows -> CacheInstant? {
+    public static func resolve(given: CacheInstant?, backfill: Bool,
+                               own: () throws -> CacheInstant?) rethrows -> CacheInstant? {
         guard let given else { return try own() }
-        guard CacheContext.isBackfill, let own = try own() else { return given }
+        guard backfill, let own = try own() else { return given }
         return min(given, own)
     }
 }

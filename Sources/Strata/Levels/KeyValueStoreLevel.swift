@@ -198,12 +198,21 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
     }
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
+        try await store(value, forKey: key, expiresAt: expiresAt, backfill: false)
+    }
+
+    /// A back-fill keeps the lower entry's deadline, capped at this level's TTL.
+    public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
+        try await store(fill.value, forKey: key, expiresAt: fill.expiresAt, backfill: true)
+    }
+
+    private func store(_ value: Value, forKey key: Key, expiresAt: CacheInstant?, backfill: Bool) async throws {
         let encoded: Data
         do { encoded = try codec.encoded(value) } catch {
             try? await remove(key)  // a failed set leaves no older value to serve
             throw error
         }
-        let deadline = StoredDeadline.resolve(given: expiresAt) { defaultTTL.map { clock.now().advanced(by: $0) } }
+        let deadline = StoredDeadline.resolve(given: expiresAt, backfill: backfill) { defaultTTL.map { clock.now().advanced(by: $0) } }
         // A deadline at or before 1970 is already past (never "no expiry").
         // A failed write (a full disk) drops the value it replaces, with a
         // file without it (smaller, so it may still fit), under the same

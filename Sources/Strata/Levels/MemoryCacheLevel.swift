@@ -217,9 +217,15 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         }
     }
 
+    /// A back-fill keeps the lower entry's deadline, capped at this level's TTL.
+    public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
+        try store(fill.value, forKey: key, expiresAt: fill.expiresAt, backfill: true)
+    }
+
     /// Stores without suspending; throws ``MemoryCacheError/valueTooLarge(cost:capacity:)``.
+    /// `backfill`: the value fills a miss (its deadline is capped at this level's TTL).
     @inlinable
-    public func store(_ value: Value, forKey key: Key, expiresAt: CacheInstant? = nil) throws {
+    public func store(_ value: Value, forKey key: Key, expiresAt: CacheInstant? = nil, backfill: Bool = false) throws {
         let cost = costOf(value)
         // A refused value leaves no older one behind (a failed set never
         // leaves the value it was replacing readable).
@@ -232,7 +238,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             throw MemoryCacheError.valueTooLarge(cost: cost, capacity: capacity)
         }
         let deadline = defaultTTL == nil
-            ? expiresAt : StoredDeadline.resolve(given: expiresAt) { defaultTTL.map { clock.now().advanced(by: $0) } }
+            ? expiresAt : StoredDeadline.resolve(given: expiresAt, backfill: backfill) { defaultTTL.map { clock.now().advanced(by: $0) } }
         let hashed = HashedKey(key)
         if isAdaptive {
             withShard(for: hashed) { adaptiveStore(value, forKey: hashed, in: $0, cost: cost, deadline: deadline) }

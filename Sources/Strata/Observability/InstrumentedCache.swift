@@ -140,29 +140,34 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
 
     @inlinable
     public func set(_ value: Value, forKey key: Key) async throws {
-        try await measuredSet(key) { try await inner.set(value, forKey: key) }
+        try await measuredSet(key, backfill: false) { try await inner.set(value, forKey: key) }
     }
 
     @inlinable
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
-        try await measuredSet(key) { try await inner.set(value, forKey: key, expiresAt: expiresAt) }
+        try await measuredSet(key, backfill: false) { try await inner.set(value, forKey: key, expiresAt: expiresAt) }
+    }
+
+    /// Counted as a back-fill (`backfills`, `backfillFailures`), not as a set.
+    public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
+        try await measuredSet(key, backfill: true) { try await inner.backfill(fill, forKey: key) }
     }
 
     @inlinable
-    func measuredSet(_ key: Key, _ write: () async throws -> Void) async throws {
+    func measuredSet(_ key: Key, backfill: Bool, _ write: () async throws -> Void) async throws {
         let stripe = statistics.counters.stripe
-        let backfill = CacheContext.isBackfill
         let start = ContinuousClock.now
         do {
             try await write()
             if backfill { stripe.backfills.increment() } else { stripe.sets.increment() }
-            report(.set, .stored, key, ContinuousClock.now - start, nil)
+            report(.set, .stored, key, ContinuousClock.now - start, nil, backfill: backfill)
         } catch let declined as BackfillDeclined {
-            report(.set, .declined, key, ContinuousClock.now - start, nil)  // not an error: the level holds a newer value
+            // Not an error: the level holds a newer value.
+            report(.set, .declined, key, ContinuousClock.now - start, nil, backfill: backfill)
             throw declined
         } catch {
             if backfill { stripe.backfillFailures.increment() } else { stripe.setErrors.increment() }
-            report(.set, .error, key, ContinuousClock.now - start, error)
+            report(.set, .error, key, ContinuousClock.now - start, error, backfill: backfill)
             throw error
         }
     }
@@ -216,7 +221,7 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
     @usableFromInline
     func report(
         _ operation: CacheOperation, _ outcome: CacheEvent.Outcome, _ key: some Sendable,
-        _ duration: Duration, _ error: (any Error)?, missReason: MissReason? = nil
+        _ duration: Duration, _ error: (any Error)?, missReason: MissReason? = nil, backfill: Bool = false
     ) {
         let bus = statistics.bus
         if let error, !(error is CancellationError) {
@@ -230,7 +235,7 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
         guard bus.wantsEvents else { return }
         bus.emit(CacheEvent(
             level: statistics.name, operation: operation, outcome: outcome, key: describeKey(key),
-            duration: duration, isBackfill: CacheContext.isBackfill, error: error.map { "\($0)" },
+            duration: duration, isBackfill: backfill, error: error.map { "\($0)" },
             missReason: missReason
         ))
     }

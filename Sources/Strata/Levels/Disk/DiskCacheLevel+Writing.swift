@@ -29,6 +29,15 @@ extension DiskCacheLevel {
     /// Once the level is shut down, throws ``DiskCacheError/shutDown(path:)``
     /// and writes (and reports) nothing.
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
+        try await write(value, forKey: key, expiresAt: expiresAt, backfill: false)
+    }
+
+    /// A back-fill keeps the lower entry's deadline, capped at this level's TTL.
+    public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
+        try await write(fill.value, forKey: key, expiresAt: fill.expiresAt, backfill: true)
+    }
+
+    private func write(_ value: Value, forKey key: Key, expiresAt: CacheInstant?, backfill: Bool) async throws {
         try Task.checkCancellation()
         guard gate.enter() else { throw DiskCacheError.shutDown(path: path) }
         defer { gate.leave() }
@@ -43,7 +52,7 @@ extension DiskCacheLevel {
         }
         let now = clock.now()
         // 0 means "never"; a deadline at or before 1970 is already past.
-        let deadline = StoredDeadline.resolve(given: expiresAt) { defaultTTL.map { now.advanced(by: $0) } }
+        let deadline = StoredDeadline.resolve(given: expiresAt, backfill: backfill) { defaultTTL.map { now.advanced(by: $0) } }
             .map { max($0.nanosecondsSince1970, 1) } ?? 0
         let entry = DiskEntryHeader.encode(key: bytes, value: encoded, expiresAt: deadline,
                                            now: now.nanosecondsSince1970,
