@@ -198,7 +198,7 @@ struct RedisScenario {
             guard let at = await iterator.next() else { break }
             histogram.record(at - start)
         }
-        _ = cache
+        withExtendedLifetime(cache) {}  // the stack and its subscription live through the loop
         await writer.shutdown(); await reader.shutdown()
         let snapshot = histogram.snapshot()
         return (snapshot.percentile(0.5) ?? 0, snapshot.percentile(0.99) ?? 0)

@@ -74,7 +74,11 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
 
     public var name: String { "\(upper.name) + \(lower.name)" }
 
+    /// Both levels forget what they can rebuild; back-fills of this
+    /// composition whose read began before are dropped, and one landing
+    /// meanwhile is undone.
     public func lostCoherence() {
+        stack.order.noteCoherenceLost()
         upper.lostCoherence()
         lower.lostCoherence()
     }
@@ -197,10 +201,10 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
             // The back-fill holds the stack: the composition's last copy may
             // be gone before it lands, and until then `upper`'s reports must
             // still reach the order and drop it.
-            return try await stack.order.land(ticket, readStart: readStart) { startedAt in
+            return try await stack.order.land(ticket, readStart: readStart, { startedAt in
                 try await upper.backfill(Backfill(value: entry.value, expiresAt: entry.expiresAt, readStartedAt: startedAt),
                                          forKey: key)
-            }
+            }, undo: { upper.lostCoherence() })
         }
     }
 

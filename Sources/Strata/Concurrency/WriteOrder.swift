@@ -51,6 +51,8 @@ final class WriteOrder: Sendable {
         var changeOrder = Deque<(hash: Int, change: UInt64)>()
         /// Changes up to this one are no longer looked up by key.
         var forgottenThrough: UInt64 = 0
+        /// Times the upper level lost coherence (``noteCoherenceLost()``).
+        var coherenceLost: UInt64 = 0
 
         /// Whether the key `hash` changed after change number `since`.
         func changed(_ hash: Int, since: UInt64) -> Bool {
@@ -79,6 +81,8 @@ final class WriteOrder: Sendable {
         let hash: Int
         /// Changes reported from elsewhere when the read began.
         let changes: UInt64
+        /// ``State/coherenceLost`` when the read began.
+        let coherenceLost: UInt64
         /// When the read began: one older than ``CacheContext/backfillAgeLimit`` is not back-filled.
         let startedAt: ContinuousClock.Instant
     }
@@ -111,7 +115,7 @@ final class WriteOrder: Sendable {
             // A write in progress: this read may see either value, so it must not back-fill.
             guard !s.writing && !state.clearing else { return nil }
             return Ticket(stripe: stripe, started: s.started, epoch: state.epoch, hash: hash, changes: state.changes,
-                          startedAt: now)
+                          coherenceLost: state.coherenceLost, startedAt: now)
         }
     }
 
@@ -136,6 +140,15 @@ final class WriteOrder: Sendable {
                 state.forgottenThrough = oldest.change
             }
         }
+    }
+
+    /// Nothing keeps the upper level coherent any more (a stack above this
+    /// one went: ``CacheLevel/lostCoherence()``): back-fills whose read began
+    /// before are dropped, and one landing meanwhile is undone
+    /// (``land(_:readStart:_:undo:)``).
+    func noteCoherenceLost() {
+        state.withLock { $0.coherenceLost &+= 1 }
+        noteChangedAll()
     }
 
     /// A shared store reports that anything may have changed: every back-fill
@@ -163,10 +176,13 @@ final class WriteOrder: Sendable {
     }
 
     /// Runs `write` (the back-fill into the upper level) if the ticket is
-    /// still valid, with when the read it carries began; returns whether it ran.
+    /// still valid, with when the read it carries began; returns whether it
+    /// ran. If the upper level lost coherence while it ran, runs `undo`
+    /// before letting the key's stripe go: what it wrote was read before.
     @usableFromInline
     func land(_ ticket: Ticket, readStart: ContinuousClock.Instant? = nil,
-              _ write: (ContinuousClock.Instant) async throws -> Void) async throws -> Bool {
+              _ write: (ContinuousClock.Instant) async throws -> Void,
+              undo: () -> Void) async throws -> Bool {
         // The read whose answer it carries may have begun before the ticket (a pooled read joined).
         let startedAt = min(ticket.startedAt, readStart ?? ticket.startedAt)
         // Too old: what stops it in a shared store (a tombstone) may be gone.
@@ -182,6 +198,7 @@ final class WriteOrder: Sendable {
         guard admitted else { return false }
         defer { release(ticket.stripe) }
         try await write(startedAt)
+        if state.withLock({ $0.coherenceLost != ticket.coherenceLost }) { undo() }
         return true
     }
 

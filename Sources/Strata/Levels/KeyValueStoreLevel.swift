@@ -237,6 +237,15 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
         }
     }
 
+    /// A stack that kept this domain coherent with a level below it that
+    /// reports changes is gone: the domain is emptied (without suspending),
+    /// so a stack built over it later never serves what changed meanwhile.
+    public func lostCoherence() {
+        do { try mutate { $0.removeAll() } } catch {
+            logger.warning("emptying the domain failed", metadata: ["file": "\(file.path)", "error": "\(error)"])
+        }
+    }
+
     /// Drops the in-memory copy; the file stays.
     public func onMemoryWarning() async { soft.withLock { $0 = nil } }
 

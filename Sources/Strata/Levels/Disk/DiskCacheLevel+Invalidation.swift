@@ -1,3 +1,5 @@
+import Foundation
+
 extension DiskCacheLevel {
     /// Subscribes `listener` to entries that other writers on this directory
     /// (other processes, or other disk levels in this one) replace or delete.
@@ -20,10 +22,30 @@ extension DiskCacheLevel {
     /// A stack that kept this level coherent with a level below it that
     /// reports changes (`disk + redis`) is gone: nothing tells this level of
     /// those changes any more. Every entry written until now reads as a miss
-    /// from now on (the files stay: other processes' stacks may trust them,
-    /// and a back-fill replaces them).
+    /// from now on, here and in every disk level opened on the directory
+    /// later (the mark is kept in it, ``coherenceMarkName``). The files stay:
+    /// levels already open elsewhere may be kept coherent by stacks of their
+    /// own, and a back-fill replaces them.
     public func lostCoherence() {
-        coherentSince.store(EntryFingerprint.nextCreationTime(), ordering: .relaxed)
+        let now = EntryFingerprint.nextCreationTime()
+        coherentSince.store(now, ordering: .relaxed)
+        let mark = path + "/" + Self.coherenceMarkName
+        if let kept = readCoherenceMark(), kept >= now { return }
+        do {
+            try Data(String(now).utf8).write(to: URL(fileURLWithPath: mark), options: .atomic)
+        } catch {
+            logger.warning("cannot keep the coherence mark; disk levels opened on this directory later may serve entries written before it",
+                           metadata: ["file": "\(mark)", "error": "\(error)"])
+        }
+    }
+
+    /// The file in the directory that keeps the latest ``lostCoherence()``'s instant.
+    static var coherenceMarkName: String { ".strata-coherent-since" }
+
+    /// The instant kept in the directory's mark, if any.
+    func readCoherenceMark() -> Int64? {
+        guard let data = FileManager.default.contents(atPath: path + "/" + Self.coherenceMarkName) else { return nil }
+        return Int64(String(decoding: data.prefix(32), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     /// `true` while levels above listen to this one and its directory is not

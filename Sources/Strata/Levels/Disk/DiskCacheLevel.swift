@@ -95,7 +95,8 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
     let changes = DiskChangeFeed<Key>()
     /// Entries written before this instant (ns since 1970, see
     /// ``EntryFingerprint/nextCreationTime()``) are misses: a stack that kept
-    /// this level coherent with a level below it went then (``lostCoherence()``).
+    /// this level coherent with a level below it went then (``lostCoherence()``,
+    /// here or in another level on the directory: the mark is kept in it).
     let coherentSince = Atomic<Int64>(0)
     /// Lets operations in until ``shutdown()``.
     let gate = DiskLevelGate()
@@ -137,6 +138,7 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
             throw DiskCacheError.directoryNotWritable(path: path, errno: code)
         }
         rebuildIndex()
+        coherentSince.store(readCoherenceMark() ?? 0, ordering: .relaxed)
     }
 
     /// `$XDG_CACHE_HOME/strata/<name>`, else `~/.cache/strata/<name>`.
