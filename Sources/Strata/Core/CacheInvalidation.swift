@@ -88,7 +88,7 @@ public final class InvalidationListeners<Key: Sendable>: Sendable {
     /// `origin`: the write's (by default the current task's); an empty one
     /// for a write that failed in a way that may have changed the store, so
     /// that the compositions it passed through drop what they took too.
-    public func reportLocalWrite(_ invalidation: CacheInvalidation<Key>,
+    package func reportLocalWrite(_ invalidation: CacheInvalidation<Key>,
                                  origin: CacheWriteOrigin = CacheContext.writeOrigin) {
         guard !isEmpty else { return }
         Task { await CacheContext.reportingLocalWrite(by: origin) { await self.publish(invalidation) } }

@@ -7,11 +7,11 @@
 /// write to its listeners itself (``CacheContext/reportingLocalWrite(by:_:)``),
 /// with the write's origin, and each composition skips the report of a write
 /// it is part of.
-public struct CacheWriteOrigin: Sendable {
+package struct CacheWriteOrigin: Sendable {
     /// The writer ids (``StackCoordinator/writer``, never reused) of the stacks the write passed through.
     @usableFromInline var writers: [UInt64] = []
 
-    public init() {}
+    package init() {}
 
     func contains(_ writer: UInt64) -> Bool { writers.contains(writer) }
 }
@@ -19,7 +19,7 @@ public struct CacheWriteOrigin: Sendable {
 extension CacheContext {
     /// The compositions whose write is running in this task (empty outside
     /// one): a shared store captures it with each write it makes.
-    public static var writeOrigin: CacheWriteOrigin { origin }
+    package static var writeOrigin: CacheWriteOrigin { origin }
 
     @TaskLocal static var origin = CacheWriteOrigin()
 
@@ -37,7 +37,7 @@ extension CacheContext {
     /// listeners make meanwhile start with no origin, and are no part of the
     /// writing request (a task that delivers the report inherits its
     /// task-locals): not in its ``trace``.
-    public static func reportingLocalWrite(by origin: CacheWriteOrigin, _ body: () async -> Void) async {
+    package static func reportingLocalWrite(by origin: CacheWriteOrigin, _ body: () async -> Void) async {
         await $report.withValue(origin) {
             await $origin.withValue(CacheWriteOrigin()) {
                 await $trace.withValue(nil) { await body() }
