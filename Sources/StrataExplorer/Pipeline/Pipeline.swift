@@ -98,6 +98,34 @@ public final class Pipeline: Sendable {
         self.cache = composed
     }
 
+    /// Finds what building `spec` would refuse, creating nothing: a disk
+    /// level's directory is checked, not made (`strata check`). The other
+    /// levels are built and dropped (none of them touches the filesystem or
+    /// connects before it is used). Throws the ``PipelineBuildError`` that
+    /// ``init(_:)`` would, with the file and the level's line.
+    public static func validate(_ spec: PipelineSpec) throws {
+        for level in spec.levels {
+            do {
+                if case .disk(let path, _) = level.kind {
+                    try checkLimits(level)
+                    guard let path else { continue }  // a fresh temporary directory
+                    do {
+                        try DiskCacheLevel<String, Data>.checkDirectory(URL(fileURLWithPath: (path as NSString).expandingTildeInPath))
+                    } catch {
+                        throw PipelineBuildError(level: level.name, message: "\(error)")
+                    }
+                } else {
+                    var disks: [DiskCacheLevel<String, Data>] = [], temporary: [URL] = []
+                    _ = try build(level, toggle: nil, disks: &disks, temporary: &temporary)
+                }
+            } catch var error as PipelineBuildError {
+                error.file = spec.file
+                error.line = level.line
+                throw error
+            }
+        }
+    }
+
     /// Shuts the disk levels down (``DiskCacheLevel/shutdown()``: they wait
     /// for their operations in progress and write nothing more), then
     /// deletes the temporary directories this pipeline created. Call it on
@@ -120,11 +148,10 @@ public final class Pipeline: Sendable {
         (window.map { String(format: "window %.0f%%", $0 * 100) } ?? "") + " · declined \(declined)"
     }
 
-    static func build(_ spec: LevelSpec, toggle: Toggle?, disks: inout [DiskCacheLevel<String, Data>],
-                      temporary: inout [URL]) throws -> LiveLevel {
-        // A spec from a file is checked as it is read; one made in code is
-        // checked here, since the levels trap on a negative capacity and their
-        // cost sums could overflow near Int.max.
+    /// A spec from a file is checked as it is read; one made in code is
+    /// checked here, since the levels trap on a negative capacity and their
+    /// cost sums could overflow near Int.max.
+    static func checkLimits(_ spec: LevelSpec) throws {
         switch spec.kind {
         case .memory(let capacity, _), .disk(_, let capacity):
             guard (0...Units.maxBytes).contains(capacity) else {
@@ -142,6 +169,11 @@ public final class Pipeline: Sendable {
         if case .memory(_, let countLimit?) = spec.kind, countLimit < 0 {
             throw PipelineBuildError(level: spec.name, message: "count limit \(countLimit) is negative")
         }
+    }
+
+    static func build(_ spec: LevelSpec, toggle: Toggle?, disks: inout [DiskCacheLevel<String, Data>],
+                      temporary: inout [URL]) throws -> LiveLevel {
+        try checkLimits(spec)
         switch spec.kind {
         case .memory(let capacity, let countLimit):
             let memory = MemoryCacheLevel<String, Data>(name: spec.name, capacity: capacity, countLimit: countLimit,

@@ -80,13 +80,22 @@ public enum PipelineFile {
             throw PipelineFileError(file: file, line: levelsNode.mark?.line, field: "levels", message: "expected a non-empty list of levels")
         }
         var levels: [LevelSpec] = []
+        var byName: [String: LevelSpec] = [:]
         for (index, node) in sequence.enumerated() {
             let level = try parseLevel(node, index: index, file: file)
-            if let other = levels.first(where: { $0.name == level.name }) {
+            if let other = byName[level.name] {
                 throw PipelineFileError(file: file, line: level.line, field: "levels[\(index)].name",
                                         message: "duplicate level name \"\(level.name)\" (also on line \(other.line ?? 0))")
             }
+            byName[level.name] = level
             levels.append(level)
+        }
+        // A simulated origin has every key: the levels below it would never be asked.
+        for (index, level) in levels.enumerated().dropLast() {
+            if case .origin = level.kind {
+                throw PipelineFileError(file: file, line: level.line, field: "levels[\(index)].kind",
+                                        message: "an origin has every key, so the \(levels.count - index - 1) level(s) below it would never be asked: put it last")
+            }
         }
         return PipelineSpec(name: name, levels: levels, file: file)
     }

@@ -43,3 +43,15 @@ extension DiskCacheLevel where Key: CacheKeyConvertible, Value: Codable {
                       defaultTTL: defaultTTL, policy: policy, clock: clock)
     }
 }
+
+extension DiskCacheLevel {
+    /// Throws what ``init(name:directory:capacity:codec:defaultTTL:policy:clock:keyBytes:)``
+    /// would throw for `directory` (``DiskCacheError/directoryNotWritable(path:errno:)``),
+    /// without creating or writing anything: for tools that check a
+    /// configuration (`strata check`).
+    public static func checkDirectory(_ directory: URL) throws {
+        if let code = FileIO.checkDirectory(directory.path) {
+            throw DiskCacheError.directoryNotWritable(path: directory.path, errno: code)
+        }
+    }
+}

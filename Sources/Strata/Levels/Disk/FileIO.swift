@@ -253,6 +253,24 @@ enum FileIO {
         return access(path, W_OK | X_OK) == 0 ? nil : errno
     }
 
+    /// What ``makeDirectory(_:)`` would fail with (an errno), found
+    /// without creating anything: the path, or its nearest existing
+    /// ancestor, must be a directory this process may write.
+    static func checkDirectory(_ path: String) -> Int32? {
+        var current = path
+        while true {
+            var info = stat()
+            if stat(current, &info) == 0 {
+                guard (info.st_mode & S_IFMT) == S_IFDIR else { return ENOTDIR }
+                return access(current, W_OK | X_OK) == 0 ? nil : errno
+            }
+            guard errno == ENOENT else { return errno }
+            let parent = (current as NSString).deletingLastPathComponent
+            if parent == current || parent.isEmpty { return ENOENT }
+            current = parent
+        }
+    }
+
     /// Whether `path` exists as a directory.
     static func directoryExists(_ path: String) -> Bool {
         var info = stat()
