@@ -136,7 +136,9 @@ public final class ExplorerModel: Sendable {
                 capacity: level.capacityBytes, sparkline: history.sparkline,
                 getsHistory: history.getsHistory, p99History: history.p99History,
                 latency: level.statistics.getLatency.snapshot(), lastError: level.statistics.lastError,
-                toggleNumber: level.toggle.flatMap { toggle in pipeline.toggles.firstIndex { $0 === toggle } }.map { $0 + 1 },
+                // Keys 1–9 flip the first nine toggles; later ones have no key.
+                toggleNumber: level.toggle.flatMap { toggle in pipeline.toggles.firstIndex { $0 === toggle } }
+                    .flatMap { $0 < 9 ? $0 + 1 : nil },
                 configuration: [level.spec.paneConfiguration, level.liveConfiguration?() ?? ""]
                     .filter { !$0.isEmpty }.joined(separator: " · ")
             )

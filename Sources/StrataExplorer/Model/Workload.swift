@@ -35,8 +35,21 @@ public final class Workload: Sendable {
     /// Gets issued and finished so far.
     public var completed: Int { completedCount.load(ordering: .relaxed) }
 
+    /// Gets finished per second since the workload began (`nil` in its first second).
+    public var achievedRate: Double? {
+        let elapsed = elapsedSeconds
+        return elapsed >= 1 ? Double(completed) / elapsed : nil
+    }
+
+    /// The pattern, the keys and the rate: the rate achieved, with the one
+    /// asked for beside it when the pipeline cannot keep up (under 90% of it).
     public var description: String {
-        var text = "load \(pattern.rawValue) \(keys) keys \(rate)/s"
+        var text = "load \(pattern.rawValue) \(keys) keys "
+        if let achieved = achievedRate, achieved < 0.9 * Double(rate) {
+            text += "\(Int(achieved.rounded()))/s (asked \(rate)/s)"
+        } else {
+            text += "\(rate)/s"
+        }
         if let seconds {
             let left = max(0, seconds - elapsedSeconds)
             text += String(format: " (%.0fs left)", left.rounded(.up))

@@ -1,0 +1,34 @@
+import Foundation
+import Strata
+@testable import StrataExplorer
+import Testing
+
+/// Figures the explorer shows say what is true: a toggle number is one a key
+/// flips, and a workload's rate is the one achieved.
+@Suite struct TruthfulFiguresTests {
+    /// Keys 1–9 flip the first nine toggles: the tenth pane shows no number.
+    @Test func onlyTogglesAKeyFlipsShowANumber() async throws {
+        let levels = (1...10).map { LevelSpec(name: "L\($0)", kind: .memory(capacity: 1 << 16, countLimit: nil), condition: "t\($0)") }
+            + [LevelSpec(name: "origin", kind: .origin(latency: .zero, jitter: .zero, failureRate: 0, valueSize: 8))]
+        let model = ExplorerModel(pipeline: try Pipeline(PipelineSpec(name: "toggles", levels: levels)))
+        try await model.withShutdown {
+            let numbers = model.panes().map(\.toggleNumber)
+            #expect(numbers == (1...9).map { Optional($0) } + [nil, nil], "\(numbers)")
+        }
+    }
+
+    /// A rate the pipeline cannot keep up with shows what it achieves, with the one asked for beside it.
+    @Test func aWorkloadShowsTheRateItAchieves() async throws {
+        let slow = BasicFetcher<String, Data> { _ in
+            try await Task.sleep(for: .milliseconds(20))
+            return Data("v".utf8)
+        }.normalize()
+        let workload = Workload(pattern: .uniform, keys: 10, rate: 1_000_000, seconds: 5)
+        workload.start(on: slow, onFinish: {})
+        defer { workload.stop() }
+        #expect(await ExplorerInvalidationTests.poll { workload.achievedRate != nil })
+        let text = workload.description
+        #expect(text.contains("(asked 1000000/s)"), "\(text)")
+        #expect(!text.hasPrefix("load uniform 10 keys 1000000/s"), "\(text)")
+    }
+}
