@@ -79,13 +79,16 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// meanwhile is undone.
     public func lostCoherence() {
         stack.order.noteCoherenceLost()
+        stack.detachReads(.all)
         upper.lostCoherence()
         lower.lostCoherence()
     }
 
-    public var sharesReadsInFlight: Bool { upper.sharesReadsInFlight || lower.sharesReadsInFlight }
+    /// A get may join a read of `lower` begun before it (``ReadFlights``).
+    public var sharesReadsInFlight: Bool { true }
 
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) {
+        stack.detachReads(invalidation)
         upper.endSharingReads(invalidation)
         lower.endSharingReads(invalidation)
     }
@@ -176,6 +179,15 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// composition reads its lower level for a single key.
     @usableFromInline
     func readLowerAndBackfill(_ key: Key) async throws -> CacheEntry<Value>? {
+        guard let flightKey = ReadFlights<Value>.flightKey(key) else { return try await readLowerAlone(key) }
+        let (entry, joinedAt) = try await stack.flights.read(flightKey) { try await readLowerAlone(key) }
+        // Joined a read begun earlier: a back-fill above is judged by that read.
+        if let joinedAt { CacheContext.readStart?.moveBack(to: joinedAt) }
+        return entry
+    }
+
+    /// One caller's read of `lower` for `key`, and its back-fill.
+    func readLowerAlone(_ key: Key) async throws -> CacheEntry<Value>? {
         let ticket = order.beginRead(key)
         guard lower.sharesReadsInFlight else {
             guard let entry = try await lower.entry(forKey: key) else { return nil }
@@ -247,6 +259,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         try await CacheContext.writing(as: stack.writer) {
             let stripe = await order.beginWrite(key)
             defer { order.endWrite(stripe) }
+            stack.detachReads(.key(key))
+            defer { stack.detachReads(.key(key)) }
             try Task.checkCancellation()
             let bottomError = await attempt { try await lower.backfill(fill, forKey: key) }
             if bottomError is BackfillDeclined { throw BackfillDeclined() }
@@ -276,6 +290,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     ) async throws {
         let stripe = await order.beginWrite(key)
         defer { order.endWrite(stripe) }
+        stack.detachReads(.key(key))
+        defer { stack.detachReads(.key(key)) }
         // Cancelled before either half began: nothing is written (a half
         // that starts cancelled may fail while the other stores the value).
         try Task.checkCancellation()
@@ -341,6 +357,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         await CacheContext.writing(as: stack.writer) {
             await order.beginClear()
             defer { order.endClear() }
+            stack.detachReads(.all)
+            defer { stack.detachReads(.all) }
             async let topDone: Void = top()
             async let bottomDone: Void = bottom()
             _ = await (topDone, bottomDone)
@@ -405,10 +423,13 @@ extension CacheLevel {
 protocol ComposedLevels {
     var upperLevel: any CacheLevel { get }
     var lowerLevel: any CacheLevel { get }
+    /// Gets that joined a read of the lower level in flight (tests).
+    var readsJoined: Int { get }
 }
 
 extension ComposedCache: ComposedLevels {
     var upperLevel: any CacheLevel { upper }
     var lowerLevel: any CacheLevel { lower }
+    var readsJoined: Int { stack.flights.joined }
 }
 

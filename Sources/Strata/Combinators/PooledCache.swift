@@ -224,6 +224,12 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
         try await inner.set(value, forKey: key, expiresAt: expiresAt)
     }
 
+    /// Reads in flight began before: later gets start their own.
+    public func lostCoherence() {
+        detach(nil)
+        inner.lostCoherence()
+    }
+
     public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
         detach(key)
         defer { detach(key) }

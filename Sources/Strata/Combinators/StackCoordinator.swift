@@ -69,6 +69,18 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     let writer = StackWriters.next()
     @usableFromInline let order = WriteOrder()
     @usableFromInline let backfills = BackfillTracker()
+    /// Single-flight of the reads of `lower` (see ``ReadFlights``), made by
+    /// the first read below: a stack asked only for hits never needs it.
+    private let madeFlights = Mutex<ReadFlights<Upper.Value>?>(nil)
+
+    var flights: ReadFlights<Upper.Value> {
+        madeFlights.withLock { made in
+            if let made { return made }
+            let flights = ReadFlights<Upper.Value>()
+            made = flights
+            return flights
+        }
+    }
     let invalidationsApplied = EventCount()
     /// Both subscriptions; cancelled when the coordinator goes.
     private let subscriptions = Mutex<[CacheSubscription]>([])
@@ -94,6 +106,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         if CacheContext.isReport(ofWriteBy: writer) { return }
         invalidationsApplied.increment()
         let upper = self.upper
+        detachReads(invalidation)
+        defer { detachReads(invalidation) }
         switch invalidation {
         case .key(let key):
             let stripe = await order.beginWrite(key)
@@ -115,7 +129,17 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         case .key(let key): order.noteChanged(key)
         case .all: order.noteChangedAll()
         }
+        detachReads(invalidation)
         lower.endSharingReads(invalidation)
+    }
+
+    /// New gets of what `invalidation` names start reads of their own below.
+    func detachReads(_ invalidation: CacheInvalidation<Key>) {
+        guard let flights = madeFlights.withLock({ $0 }) else { return }  // no read below yet
+        switch invalidation {
+        case .key(let key): if let key = ReadFlights<Upper.Value>.flightKey(key) { flights.detach(key) }
+        case .all: flights.detach(nil)
+        }
     }
 }
 

@@ -82,7 +82,7 @@ public struct ValueTransformedCache<Inner: CacheLevel, NewValue: Sendable>: Wrap
 
     /// A back-fill that does not transform writes nothing and drops nothing:
     /// it follows a miss here, so any value the level holds now was written
-    /// since, and is newer. One whose inverse gives nothing is declined.
+    /// since, and is newer. One whose inverse gives nothing writes nothing.
     public func backfill(_ fill: Backfill<NewValue>, forKey key: Key) async throws {
         guard let stored = try await transformedOrMiss(inner.name, .inverseTransformValue, key: key, {
             try await CacheContext.asUserCode { try await inverse(key, fill.value) }

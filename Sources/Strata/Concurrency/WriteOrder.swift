@@ -197,8 +197,10 @@ final class WriteOrder: Sendable {
         }
         guard admitted else { return false }
         defer { release(ticket.stripe) }
+        // Also when the write failed part-way (a composition writes its
+        // lower level first, then its upper one may refuse the value).
+        defer { if state.withLock({ $0.coherenceLost != ticket.coherenceLost }) { undo() } }
         try await write(startedAt)
-        if state.withLock({ $0.coherenceLost != ticket.coherenceLost }) { undo() }
         return true
     }
 

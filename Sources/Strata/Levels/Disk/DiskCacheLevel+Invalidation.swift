@@ -28,14 +28,24 @@ extension DiskCacheLevel {
     /// own, and a back-fill replaces them.
     public func lostCoherence() {
         let now = EntryFingerprint.nextCreationTime()
-        coherentSince.store(now, ordering: .relaxed)
+        // Only forward: an earlier call finishing later must not move it back.
+        var current = coherentSince.load(ordering: .relaxed)
+        while current < now {
+            let (exchanged, original) = coherentSince.compareExchange(expected: current, desired: now, ordering: .relaxed)
+            if exchanged { break }
+            current = original
+        }
         let mark = path + "/" + Self.coherenceMarkName
-        if let kept = readCoherenceMark(), kept >= now { return }
-        do {
-            try Data(String(now).utf8).write(to: URL(fileURLWithPath: mark), options: .atomic)
-        } catch {
+        // Read, compared and written under the directory's lock: two levels
+        // (or processes) losing coherence at once leave the later instant.
+        var failure: (any Error)?
+        FileIO.withDirectoryLock(path) {
+            if let kept = readCoherenceMark(), kept >= now { return }
+            do { try Data(String(now).utf8).write(to: URL(fileURLWithPath: mark), options: .atomic) } catch { failure = error }
+        }
+        if let failure {
             logger.warning("cannot keep the coherence mark; disk levels opened on this directory later may serve entries written before it",
-                           metadata: ["file": "\(mark)", "error": "\(error)"])
+                           metadata: ["file": "\(mark)", "error": "\(failure)"])
         }
     }
 
