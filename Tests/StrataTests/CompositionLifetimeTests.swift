@@ -9,12 +9,6 @@ import Testing
 /// whichever levels report changes. And while it lives, the listeners it
 /// registered keep its levels coherent even when nothing else holds them.
 @Suite struct CompositionLifetimeTests {
-    final class Weak: @unchecked Sendable {
-        // Safe: `object` is a weak reference written once, in `init`, before
-        // the box is shared, and only read afterwards (weak loads are atomic).
-        weak var object: AnyObject?
-        init(_ object: AnyObject) { self.object = object }
-    }
 
     typealias Disk = DiskCacheLevel<String, String>
     typealias Memory = MemoryCacheLevel<String, String>

@@ -802,12 +802,6 @@ extension DifferentialCompositionTests {
         return nil
     }
 
-    final class Weak: @unchecked Sendable {
-        // Safe: `object` is a weak reference written once, in `init`, before
-        // the box is shared, and only read afterwards (weak loads are atomic).
-        weak var object: AnyObject?
-        init(_ object: AnyObject) { self.object = object }
-    }
 
     /// Runs one seed; returns the failure report, if any. The directories go
     /// once the levels are gone: a level still held (a change report on its

@@ -8,11 +8,6 @@ import Testing
 /// and no longer: its subscriptions hold it weakly and are cancelled when it
 /// goes, and no level holds another or the stack.
 @Suite struct StackSubscriptionTests {
-    final class Weak: @unchecked Sendable {
-        // Safe: written once, in `init`, before the box is shared; weak loads are atomic.
-        weak var object: AnyObject?
-        init(_ object: AnyObject) { self.object = object }
-    }
 
     /// A review found 100 listeners left on a disk level by 100 compositions
     /// of `memory.instrumented(name:) + disk` built per request (the old
