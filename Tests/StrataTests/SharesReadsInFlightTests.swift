@@ -1,15 +1,15 @@
 @testable import Strata
 import Testing
 
-/// ``CacheLevel/sharesReadsInFlight``: a pool and a composition (its own
-/// single-flight of reads below, ``ReadFlights``) say so, wrappers and type
-/// erasure pass it on, and a plain level does not claim it.
+/// ``CacheLevel/sharesReadsInFlight``: a pool says so, wrappers, type erasure
+/// and compositions pass it on, and nothing else claims it (a composition
+/// over a level that does not share reads skips the bookkeeping it needs).
 @Suite struct SharesReadsInFlightTests {
     @Test func aPoolSharesReadsAndWrappersErasureAndCompositionsSaySo() {
         let origin = BasicFetcher<String, String> { "v:\($0)" }
         let memory = MemoryCacheLevel<String, String>(capacity: 100)
         #expect(!origin.sharesReadsInFlight && !memory.sharesReadsInFlight)
-        #expect((memory + origin).sharesReadsInFlight, "a composition shares its reads of the level below")
+        #expect(!(memory + origin).sharesReadsInFlight, "a composition's own single flight is not claimed")
         let pooled = origin.pooled()
         #expect(pooled.sharesReadsInFlight)
         #expect(pooled.instrumented(name: "origin").capRequests(4).sharesReadsInFlight, "wrappers forward it")

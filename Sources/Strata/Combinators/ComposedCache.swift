@@ -84,8 +84,11 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         lower.lostCoherence()
     }
 
-    /// A get may join a read of `lower` begun before it (``ReadFlights``).
-    public var sharesReadsInFlight: Bool { true }
+    /// Whether a level inside shares reads (a pool). The stack's own single
+    /// flight is not counted: a composition above it asks it one caller at
+    /// a time per key (its own flights), and saying so would cost that
+    /// composition an executor hop on every miss (the read-start task-local).
+    public var sharesReadsInFlight: Bool { upper.sharesReadsInFlight || lower.sharesReadsInFlight }
 
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) {
         stack.detachReads(invalidation)
@@ -179,27 +182,30 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// composition reads its lower level for a single key.
     @usableFromInline
     func readLowerAndBackfill(_ key: Key) async throws -> CacheEntry<Value>? {
-        guard let flightKey = ReadFlights<Value>.flightKey(key) else { return try await readLowerAlone(key) }
+        guard let flightKey = ReadFlights<Value>.flightKey(key) else { return try await readLowerAlone(key).entry }
         let (entry, joinedAt) = try await stack.flights.read(flightKey) { try await readLowerAlone(key) }
         // Joined a read begun earlier: a back-fill above is judged by that read.
         if let joinedAt { CacheContext.readStart?.moveBack(to: joinedAt) }
         return entry
     }
 
-    /// One caller's read of `lower` for `key`, and its back-fill.
-    func readLowerAlone(_ key: Key) async throws -> CacheEntry<Value>? {
+    /// One caller's read of `lower` for `key`, and its back-fill; with when
+    /// the read that found the entry began (earlier than this one when it
+    /// joined a read in flight below).
+    func readLowerAlone(_ key: Key) async throws -> (entry: CacheEntry<Value>?, startedAt: ContinuousClock.Instant) {
         let ticket = order.beginRead(key)
+        let started = ticket?.startedAt ?? ContinuousClock.now
         guard lower.sharesReadsInFlight else {
-            guard let entry = try await lower.entry(forKey: key) else { return nil }
+            guard let entry = try await lower.entry(forKey: key) else { return (nil, started) }
             backfill(entry, forKey: key, ticket: ticket)
-            return entry
+            return (entry, started)
         }
-        let readStart = ReadStart(ticket?.startedAt ?? ContinuousClock.now, parent: CacheContext.readStart)
+        let readStart = ReadStart(started, parent: CacheContext.readStart)
         let lower = self.lower
         guard let entry = try await CacheContext.$readStart.withValue(readStart, operation: { try await lower.entry(forKey: key) })
-        else { return nil }
+        else { return (nil, readStart.value) }
         backfill(entry, forKey: key, ticket: ticket, readStart: readStart.value)
-        return entry
+        return (entry, readStart.value)
     }
 
     /// Writes `entry` back into `upper` in the background, unless a write to

@@ -76,7 +76,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     var flights: ReadFlights<Upper.Value> {
         madeFlights.withLock { made in
             if let made { return made }
-            let flights = ReadFlights<Upper.Value>()
+            let flights = ReadFlights<Upper.Value>(clock: levelClock(of: lower) ?? levelClock(of: upper) ?? SystemClock())
             made = flights
             return flights
         }
@@ -104,10 +104,11 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// and back-fills. A report of this composition's own write is skipped.
     private func applyFromBelow(_ invalidation: CacheInvalidation<Key>) async {
         if CacheContext.isReport(ofWriteBy: writer) { return }
-        invalidationsApplied.increment()
         let upper = self.upper
         detachReads(invalidation)
         defer { detachReads(invalidation) }
+        // Counted once applied: a caller that sees the count sees the upper level without the key.
+        defer { invalidationsApplied.increment() }
         switch invalidation {
         case .key(let key):
             let stripe = await order.beginWrite(key)

@@ -23,12 +23,12 @@ final class ReadFlights<Value: Sendable>: Sendable {
     enum Turn: Sendable {
         /// The flight ended before the caller could join it.
         case again
-        /// The leader's answer, from a read begun at `startedAt`.
-        case answer(Result, startedAt: ContinuousClock.Instant)
+        /// The leader's answer, from a read begun at `startedAt`; whether the
+        /// leader's task was cancelled (its error may be any error then).
+        case answer(Result, startedAt: ContinuousClock.Instant, leaderCancelled: Bool)
     }
 
     private struct Flight {
-        let startedAt: ContinuousClock.Instant
         var joiners: [UInt64] = []
     }
 
@@ -43,37 +43,48 @@ final class ReadFlights<Value: Sendable>: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The clock a joined entry's expiry is judged on (the levels').
+    private let clock: any CacheClock
 
-    init() {}
+    init(clock: any CacheClock) { self.clock = clock }
 
-    /// The key a flight is found by, when it has one.
+    /// The key a flight is found by, when it has one: its bytes when it has
+    /// them (what the disk and Redis levels store it by: two strings Swift
+    /// calls equal may be two keys there), else the key itself.
     @inline(__always)
     static func flightKey(_ key: some Sendable) -> FlightKey? {
-        (key as? any Hashable).map { FlightKey(base: AnyHashable($0)) }
+        if let convertible = key as? any CacheKeyConvertible { return FlightKey(base: AnyHashable(convertible.cacheKeyBytes)) }
+        return (key as? any Hashable).map { FlightKey(base: AnyHashable($0)) }
     }
 
     /// Runs `read` for `key` (in the caller's task, without suspending
     /// first: a leader costs no executor hop), or joins the one in flight.
-    /// The result comes with when the read that produced it began (`nil`:
-    /// this caller's own read).
+    /// `read` returns the entry and when the read that found it began (it
+    /// may have joined an earlier one below). The result comes with that
+    /// instant when this caller joined (`nil`: its own read).
     func read(
-        _ key: FlightKey, _ read: () async throws -> CacheEntry<Value>?
+        _ key: FlightKey, _ read: () async throws -> (CacheEntry<Value>?, ContinuousClock.Instant)
     ) async throws -> (entry: CacheEntry<Value>?, joinedReadStartedAt: ContinuousClock.Instant?) {
         var expiredAnswers = 0
         while true {
-            let arrival = SystemClock().now()
-            let now = ContinuousClock.now
+            let arrival = clock.now()
+            if expiredAnswers >= 3 { return (try await read().0, nil) }  // read alone
             let lead = state.withLock { state -> UInt64? in
                 guard state.current[key] == nil else { return nil }
                 state.nextFlight &+= 1
-                state.flights[state.nextFlight] = Flight(startedAt: now)
+                state.flights[state.nextFlight] = Flight()
                 state.current[key] = state.nextFlight
                 return state.nextFlight
             }
             if let lead {
                 let result: Result
-                do { result = .success(try await read()) } catch { result = .failure(error) }
-                finish(lead, key: key, with: result)
+                var startedAt = ContinuousClock.now
+                do {
+                    let (entry, started) = try await read()
+                    startedAt = started
+                    result = .success(entry)
+                } catch { result = .failure(error) }
+                finish(lead, key: key, with: result, startedAt: startedAt, cancelled: Task.isCancelled)
                 return (try result.get(), nil)
             }
             let turn = try await suspendAsWaiter(
@@ -98,29 +109,32 @@ final class ReadFlights<Value: Sendable>: Sendable {
             switch turn {
             case .again:
                 continue
-            case .answer(let result, let startedAt):
-                // The leader was cancelled, not this caller: read again.
-                if case .failure(let error) = result, error is CancellationError, !Task.isCancelled { continue }
+            case .answer(let result, let startedAt, let leaderCancelled):
+                // The leader was cancelled, not this caller (its read may have
+                // failed with any error then): read again.
+                if leaderCancelled && !Task.isCancelled { continue }
                 // An entry that had expired when this caller arrived is not its
                 // answer (alone, it would have missed there): read again.
                 if case .success(let entry?) = result, let deadline = entry.expiresAt, deadline <= arrival {
                     expiredAnswers += 1
-                    if expiredAnswers < 3 { continue }
-                    return (nil, startedAt)
+                    continue
                 }
                 return (try result.get(), startedAt)
             }
         }
     }
 
-    /// Ends flight `id`: its joiners get `result`.
-    private func finish(_ id: UInt64, key: FlightKey, with result: Result) {
-        let (joiners, startedAt) = state.withLock { state -> ([WaiterQueue<Turn>.Continuation], ContinuousClock.Instant) in
+    /// Ends flight `id`: its joiners get `result`, read from `startedAt`.
+    private func finish(_ id: UInt64, key: FlightKey, with result: Result, startedAt: ContinuousClock.Instant,
+                        cancelled: Bool) {
+        let joiners = state.withLock { state -> [WaiterQueue<Turn>.Continuation] in
             if state.current[key] == id { state.current[key] = nil }
-            guard let flight = state.flights.removeValue(forKey: id) else { return ([], .now) }
-            return (flight.joiners.compactMap { state.waiters.take($0) }, flight.startedAt)
+            guard let flight = state.flights.removeValue(forKey: id) else { return [] }
+            return flight.joiners.compactMap { state.waiters.take($0) }
         }
-        for joiner in joiners { joiner.resume(returning: .answer(result, startedAt: startedAt)) }
+        for joiner in joiners {
+            joiner.resume(returning: .answer(result, startedAt: startedAt, leaderCancelled: cancelled))
+        }
     }
 
     /// New callers of `key` (of every key when `nil`) start a read of their own.
