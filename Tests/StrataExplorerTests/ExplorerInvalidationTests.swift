@@ -27,6 +27,36 @@ import Testing
         }
     }
 
+    /// The explorer alone on its disk directory logs no change "by another
+    /// client" and counts no invalidation: before the fix, sets of hot keys
+    /// made the disk's watch report its own renames as foreign (a key renamed
+    /// into place again before the first rename's event), dropping them from
+    /// L1. Another process's write is the sentinel: the watch reports in
+    /// order, so once it is logged every earlier event has been handled.
+    @Test func aDiskLevelAloneReportsNothingFromAnotherClient() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let spec = PipelineSpec(name: "alone", levels: [
+            LevelSpec(name: "L1", kind: .memory(capacity: 1 << 20, countLimit: 1000)),
+            LevelSpec(name: "L2", kind: .disk(path: dir.path, capacity: 1 << 20)),
+            LevelSpec(name: "origin", kind: .origin(latency: .zero, jitter: .zero, failureRate: 0, valueSize: 16)),
+        ])
+        let model = ExplorerModel(pipeline: try Pipeline(spec))
+        try await model.withShutdown {
+            for round in 0..<300 {
+                _ = await model.execute(.set(key: "hot:\(round % 3)", value: "v\(round)"))
+                _ = await model.execute(.get(key: "k\(round % 20)"))
+            }
+            _ = await model.execute(.get(key: "sentinel"))
+            let other = try DiskCacheLevel<String, Data>(name: "L2", directory: dir.url, capacity: 1 << 20)
+            try await other.set(Data("theirs".utf8), forKey: "sentinel")
+            #expect(await Self.poll { model.events.contains { $0.text.hasPrefix("invalidated sentinel (by another client") } })
+            let foreign = model.events.filter { $0.text.contains("by another client") && !$0.text.contains("sentinel") }
+            #expect(foreign.isEmpty, "\(foreign.count) own writes logged as another client's: \(foreign.prefix(3).map(\.text))")
+            #expect(model.panes()[0].stats.removes == 0)
+            #expect(model.panes()[0].stats.invalidations == 1, "the sentinel only")
+        }
+    }
+
     /// A disk directory that cannot be watched (the watch limit, injected for
     /// this directory) says so in its pane, and L1 keeps nothing from it
     /// meanwhile; once watched again the note goes and L1 keeps values.
