@@ -7,13 +7,18 @@ import Testing
 /// A change another process makes to a shared level shows in the explorer:
 /// the level above drops the key and the event log says so.
 @Suite struct ExplorerInvalidationTests {
-    @Test func anotherProcessWritingTheSharedDiskShowsInTheLogAndDropsTheKeyAbove() async throws {
-        let dir = TemporaryDirectory(); defer { dir.remove() }
-        let spec = PipelineSpec(name: "shared", levels: [
-            LevelSpec(name: "L1", kind: .memory(capacity: 1 << 20, countLimit: 100)),
-            LevelSpec(name: "L2", kind: .disk(path: dir.path, capacity: 1 << 20)),
+    /// L1 (memory) over L2 (a disk level on `disk`) over an instant origin.
+    static func spec(_ name: String, disk: TemporaryDirectory, countLimit: Int) -> PipelineSpec {
+        PipelineSpec(name: name, levels: [
+            LevelSpec(name: "L1", kind: .memory(capacity: 1 << 20, countLimit: countLimit)),
+            LevelSpec(name: "L2", kind: .disk(path: disk.path, capacity: 1 << 20)),
             LevelSpec(name: "origin", kind: .origin(latency: .zero, jitter: .zero, failureRate: 0, valueSize: 16)),
         ])
+    }
+
+    @Test func anotherProcessWritingTheSharedDiskShowsInTheLogAndDropsTheKeyAbove() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let spec = Self.spec("shared", disk: dir, countLimit: 100)
         let model = ExplorerModel(pipeline: try Pipeline(spec))
         try await model.withShutdown {
             #expect(await model.execute(.set(key: "user:7", value: "mine")).isError == false)
@@ -35,11 +40,7 @@ import Testing
     /// order, so once it is logged every earlier event has been handled.
     @Test func aDiskLevelAloneReportsNothingFromAnotherClient() async throws {
         let dir = TemporaryDirectory(); defer { dir.remove() }
-        let spec = PipelineSpec(name: "alone", levels: [
-            LevelSpec(name: "L1", kind: .memory(capacity: 1 << 20, countLimit: 1000)),
-            LevelSpec(name: "L2", kind: .disk(path: dir.path, capacity: 1 << 20)),
-            LevelSpec(name: "origin", kind: .origin(latency: .zero, jitter: .zero, failureRate: 0, valueSize: 16)),
-        ])
+        let spec = Self.spec("alone", disk: dir, countLimit: 1000)
         let model = ExplorerModel(pipeline: try Pipeline(spec))
         try await model.withShutdown {
             for round in 0..<300 {
@@ -64,11 +65,7 @@ import Testing
         let dir = TemporaryDirectory(); defer { dir.remove() }
         InotifyHub.failingPaths.withLock { $0[dir.path] = ENOSPC }
         defer { InotifyHub.failingPaths.withLock { $0[dir.path] = nil } }
-        let spec = PipelineSpec(name: "unwatched", levels: [
-            LevelSpec(name: "L1", kind: .memory(capacity: 1 << 20, countLimit: 100)),
-            LevelSpec(name: "L2", kind: .disk(path: dir.path, capacity: 1 << 20)),
-            LevelSpec(name: "origin", kind: .origin(latency: .zero, jitter: .zero, failureRate: 0, valueSize: 16)),
-        ])
+        let spec = Self.spec("unwatched", disk: dir, countLimit: 100)
         let model = ExplorerModel(pipeline: try Pipeline(spec))
         await model.withShutdown {
             #expect(model.panes()[1].configuration.contains("not watched"), "\(model.panes()[1].configuration)")
