@@ -19,13 +19,15 @@ import Testing
         let memory = MemoryCacheLevel<String, Data>(capacity: 1 << 20)
         let l1 = memory.instrumented(name: "L1")
         for _ in 0..<100 {
-            let cache = l1 + disk
-            #expect(try await cache.getIfPresent("k") == Data("v".utf8))
-            await cache.waitForPendingWrites()
-            #expect(disk.changes.listeners.count == 1, "the live stack's one subscription")
+            do {
+                let cache = l1 + disk
+                #expect(try await cache.getIfPresent("k") == Data("v".utf8))
+                await cache.waitForPendingWrites()
+                #expect(disk.changes.listeners.count >= 1, "the live stack's subscription")
+            }
+            // A back-fill's task lets go of the stack a moment after it is done.
+            #expect(await poll { disk.changes.listeners.count == 0 }, "\(disk.changes.listeners.count) left")
         }
-        // A back-fill's task lets go of the stack a moment after it is done.
-        #expect(await poll { disk.changes.listeners.count == 0 }, "\(disk.changes.listeners.count) left")
     }
 
     @Test func aStackIsFreedWithItsLastCopyAndItsLevelsWithIt() async throws {
