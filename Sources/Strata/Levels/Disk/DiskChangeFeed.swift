@@ -275,24 +275,30 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
                 }
             case .renamedInto(let name):
                 guard let id = EntryID(fileName: name) else { continue }
-                // The oldest own rename still to be heard is this event's,
-                // unless another writer's came first; the others are later
-                // versions of ours that may already be in the file.
-                let own = state.withLock { state -> [EntryFingerprint] in
-                    guard var pending = state.ownRenames[id], !pending.isEmpty else { return [] }
-                    let all = pending
-                    pending.removeFirst()
-                    state.ownRenames[id] = pending.isEmpty ? nil : pending
-                    return all
-                }
-                if !own.isEmpty {
+                // No own rename pending: this event is another writer's (ours
+                // are noted before they happen).
+                if state.withLock({ $0.ownRenames[id] != nil }) {
+                    // What the file holds now, read *before* the pending list:
+                    // a version of ours in it was noted before its rename, so
+                    // it is in the list taken after (its own, later event has
+                    // not come yet).
+                    let current = fingerprint(path + "/" + name)
+                    // The oldest own rename still to be heard is this event's,
+                    // unless another writer's came first; the others are
+                    // later versions of ours that may already be in the file.
+                    let own = state.withLock { state -> [EntryFingerprint] in
+                        guard var pending = state.ownRenames[id], !pending.isEmpty else { return [] }
+                        let all = pending
+                        pending.removeFirst()
+                        state.ownRenames[id] = pending.isEmpty ? nil : pending
+                        return all
+                    }
                     // Our own rename, unless the file now holds a version
                     // that is not ours. A file already gone (this level
                     // evicted it: a checked delete moves it aside, which
                     // sends no event here) changed nothing another writer
                     // made; a delete by another writer has its own event.
-                    let current = fingerprint(path + "/" + name)
-                    if current == nil || own.contains(current!) { continue }
+                    if !own.isEmpty, current.map(own.contains) ?? true { continue }
                 }
                 state.withLock { state in
                     if let key = state.keys[id] { report(.key(key), &state) }
