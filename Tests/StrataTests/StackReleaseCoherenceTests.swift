@@ -14,7 +14,7 @@ import Testing
     /// `memory + disk + shared` built per request. The inner stack's
     /// back-fill (disk -> memory) holds only the inner coordinator; the outer
     /// one goes (lostCoherence empties memory) before it lands.
-    @Test func innerBackfillLandingAfterOuterStackWentIsServedStale() async throws {
+    @Test func anInnerBackfillLandingAfterTheOuterStackWentIsUndone() async throws {
         let dir = TemporaryDirectory(); defer { dir.remove() }
         let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20, policy: .lru)
         let disk = try DiskCacheLevel<String, String>(directory: dir.url, capacity: 1 << 20)
@@ -53,7 +53,7 @@ import Testing
 
     /// `disk + shared` per request, with a disk level per stack (same
     /// directory): coherentSince lives in the instance that went.
-    @Test func aFreshDiskLevelOverTheSameDirectoryServesStale() async throws {
+    @Test func aDiskLevelOpenedLaterSeesTheCoherenceMark() async throws {
         let dir = TemporaryDirectory(); defer { dir.remove() }
         let shared = FakeLevel<String, String>(name: "shared", ["k": "v1"])
         do {
@@ -69,7 +69,7 @@ import Testing
     }
 
     /// A persistent level with no lostCoherence (default: nothing).
-    @Test func aKeyValueStoreAboveASharedLevelServesStale() async throws {
+    @Test func aKeyValueDomainAboveASharedLevelForgetsWhenItsStackGoes() async throws {
         let dir = TemporaryDirectory(); defer { dir.remove() }
         let kv = try KeyValueStoreLevel<String, String>(name: "kv", directory: dir.url)
         let shared = FakeLevel<String, String>(name: "shared", ["k": "v1"])

@@ -173,30 +173,28 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
     }
 
     public func remove(_ key: Key) async throws {
-        let start = ContinuousClock.now
-        do {
-            try await inner.remove(key)
-            statistics.counters.stripe.removes.increment()
-            report(.remove, .removed, key, ContinuousClock.now - start, nil)
-        } catch {
-            statistics.counters.stripe.removeErrors.increment()
-            report(.remove, .error, key, ContinuousClock.now - start, error)
-            throw error
-        }
+        try await measuredRemove(key, outcome: .removed, count: { $0.removes.increment() }) { try await inner.remove(key) }
     }
 
     /// Counted as an invalidation (one for "everything"), not as a remove or clear.
     public func invalidate(_ invalidation: CacheInvalidation<Key>) async throws {
-        let start = ContinuousClock.now
         let key: String
         switch invalidation {
         case .key(let k): key = describeKey(k)
         case .all: key = ""
         }
+        try await measuredRemove(key, outcome: .invalidated, count: { $0.invalidations.increment() }) { try await inner.invalidate(invalidation) }
+    }
+
+    /// A remove or an invalidation: counted by `count` when it succeeds, in
+    /// `removeErrors` when it fails, and reported either way.
+    private func measuredRemove(_ key: some Sendable, outcome: CacheEvent.Outcome, count: (CounterStripe) -> Void,
+                                _ body: () async throws -> Void) async throws {
+        let start = ContinuousClock.now
         do {
-            try await inner.invalidate(invalidation)
-            statistics.counters.stripe.invalidations.increment()
-            report(.remove, .invalidated, key, ContinuousClock.now - start, nil)
+            try await body()
+            count(statistics.counters.stripe)
+            report(.remove, outcome, key, ContinuousClock.now - start, nil)
         } catch {
             statistics.counters.stripe.removeErrors.increment()
             report(.remove, .error, key, ContinuousClock.now - start, error)
