@@ -28,9 +28,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
     ],
     targets: [
+        /// The system calls Glibc's Swift module does not expose (`renameat2`).
+        .target(name: "CStrataSystem"),
         .target(
             name: "Strata",
             dependencies: [
+                "CStrataSystem",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],

@@ -11,7 +11,7 @@ import Testing
         let levels = (1...10).map { LevelSpec(name: "L\($0)", kind: .memory(capacity: 1 << 16, countLimit: nil), condition: "t\($0)") }
             + [LevelSpec(name: "origin", kind: .origin(latency: .zero, jitter: .zero, failureRate: 0, valueSize: 8))]
         let model = ExplorerModel(pipeline: try Pipeline(PipelineSpec(name: "toggles", levels: levels)))
-        try await model.withShutdown {
+        await model.withShutdown {
             let numbers = model.panes().map(\.toggleNumber)
             #expect(numbers == (1...9).map { Optional($0) } + [nil, nil], "\(numbers)")
         }

@@ -5,8 +5,10 @@
 /// the back-fill there and writes nothing above, and the back-fill is counted
 /// as skipped.
 ///
-/// Levels that cannot tell (a memory level, a disk level) never throw it;
-/// ``RedisCacheLevel`` writes back-fills with `SET … NX`.
+/// A memory level (one process's, ordered by its stack) never throws it; a
+/// disk level renames a back-fill into place only where no entry is
+/// (`RENAME_NOREPLACE`), a key-value store level checks under its file lock,
+/// and ``RedisCacheLevel`` writes back-fills with `SET … NX`.
 public struct BackfillDeclined: Error, Equatable, Sendable {
     public init() {}
 }

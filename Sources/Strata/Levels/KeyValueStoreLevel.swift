@@ -35,9 +35,11 @@ import Darwin
 ///   never overwrite each other) and the domain starts empty.
 /// - Keys are stored by their bytes (base64), so any key is safe.
 public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>: ExpirableCacheLevel {
-    struct Entry: Codable {
+    struct Entry: Codable, Equatable {
         var value: Data
         var expiresAt: Int64?
+
+        func isExpired(at now: Int64) -> Bool { expiresAt.map { now >= $0 } ?? false }
     }
 
     public let name: String
@@ -161,6 +163,7 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
     private func write(_ entries: [String: Entry], _ change: (inout [String: Entry]) -> Void, directory: String) throws {
         var updated = entries
         change(&updated)
+        if updated == entries { return }
         let encoder = PropertyListEncoder()
         encoder.outputFormat = .binary
         let bytes = [UInt8](try encoder.encode(updated))
@@ -180,11 +183,11 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
         let storageKey = Self.storageKey(key)
         guard let entry = try domain()[storageKey] else { return nil }
         let now = clock.now().nanosecondsSince1970
-        if let expires = entry.expiresAt, now >= expires {
+        if entry.isExpired(at: now) {
             // Only if it is still expired in the latest file: another writer
             // may have stored a fresh value since this read.
             try? mutate { entries in
-                if let latest = entries[storageKey]?.expiresAt, now >= latest { entries[storageKey] = nil }
+                if entries[storageKey]?.isExpired(at: now) == true { entries[storageKey] = nil }
             }
             CacheContext.noteExpired()
             return nil
@@ -218,9 +221,18 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
         // file without it (smaller, so it may still fit), under the same
         // locks: a failed set leaves no older value to serve, and no other
         // writer's set made meanwhile is undone.
+        // A back-fill replaces no live value: another writer stored it after
+        // the read missed, so it is newer (``Backfill``).
         let storageKey = Self.storageKey(key)
-        try mutate({ $0[storageKey] = Entry(value: encoded, expiresAt: deadline.map { max($0.nanosecondsSince1970, 1) }) },
-                   orElse: { $0[storageKey] = nil })
+        var declined = false
+        try mutate({ entries in
+            if backfill, let held = entries[storageKey], !held.isExpired(at: clock.now().nanosecondsSince1970) {
+                declined = true
+                return
+            }
+            entries[storageKey] = Entry(value: encoded, expiresAt: deadline.map { max($0.nanosecondsSince1970, 1) })
+        }, orElse: { $0[storageKey] = nil })
+        if declined { throw BackfillDeclined() }
     }
 
     public func remove(_ key: Key) async throws {

@@ -1,3 +1,4 @@
+import CStrataSystem
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -64,11 +65,13 @@ extension DiskCacheLevel {
         let record = DiskIndexEntry(size: entry.count, expiresAt: deadline,
                                     fingerprint: entry.withUnsafeBytes { EntryFingerprint(prefix: $0, size: entry.count) })
         changes.note(id, key)
-        var outcome = await store(entry, id: id, record: record)
+        var outcome = await store(entry, id: id, record: record, backfill: backfill)
         if case .failed(ENOENT) = outcome, recoverDirectory() {
-            outcome = await store(entry, id: id, record: record)  // the directory was deleted: once more
+            outcome = await store(entry, id: id, record: record, backfill: backfill)  // the directory was deleted: once more
         }
         switch outcome {
+        case .declined:
+            throw BackfillDeclined()
         case .failed(let code):
             dropAfterFailedSet(key)
             throw DiskCacheError.writeFailed(path: file(id), errno: code)
@@ -94,12 +97,24 @@ extension DiskCacheLevel {
     enum StoreOutcome: Sendable {
         case stored(victims: [(id: EntryID, fingerprint: EntryFingerprint)])
         case failed(errno: Int32)
+        /// A back-fill found a value another writer stored since (or could
+        /// not tell): nothing was written.
+        case declined
     }
 
-    /// Writes `entry` to a temporary file and renames it over the entry's
-    /// file, recording it (and evicting for it) while no deleter of this
-    /// process can look at that file.
-    private func store(_ entry: [UInt8], id: EntryID, record: DiskIndexEntry) async -> StoreOutcome {
+    /// Writes `entry` to a temporary file and puts it in place of the
+    /// entry's file (a set) or where there is none (a back-fill, see
+    /// ``place(_:id:record:replacing:)``).
+    ///
+    /// A back-fill replaces nothing another writer stored after the read
+    /// missed (``Backfill``): another process's set, or another level's on
+    /// this directory, that landed before the back-fill's rename, reported or
+    /// not. Only a file that read as a miss here and holds no newer value is
+    /// replaced: expired, or written before this level lost coherence; it is
+    /// deleted (checked, so never a version written since) and the rename
+    /// tried once more. A file system that cannot rename without replacing
+    /// declines every back-fill (it only saves a later read).
+    private func store(_ entry: [UInt8], id: EntryID, record: DiskIndexEntry, backfill: Bool) async -> StoreOutcome {
         let directory = path
         let written = entry.count <= Self.inlineIOLimit
             ? FileIO.writeTemporary(entry, in: directory)
@@ -108,13 +123,36 @@ extension DiskCacheLevel {
             if case .failed(let code) = written { return .failed(errno: code) }
             return .failed(errno: EIO)
         }
+        var outcome = place(temp, id: id, record: record, replacing: !backfill)
+        if case .failed(EEXIST) = outcome, backfill, let stale = staleVersion(id),
+           [.deleted, .gone].contains(deleteEntryFile(id, expecting: stale, waiting: false)) {
+            outcome = place(temp, id: id, record: record, replacing: false)
+        }
+        switch outcome {
+        case .stored: return outcome
+        case .failed(let code) where backfill && [EEXIST, EINVAL, ENOSYS].contains(code):
+            unlink(temp)
+            return .declined
+        case .failed, .declined:
+            unlink(temp)
+            return outcome
+        }
+    }
+
+    /// Renames `temp` to `id`'s file and records it (evicting for it) while
+    /// no deleter of this process can look at that file. Without `replacing`,
+    /// only if no file is there (`EEXIST` if one is), and under the shared
+    /// delete lock: another process's checked delete that moved a newer
+    /// version aside to put it back must find no older one in its place.
+    private func place(_ temp: String, id: EntryID, record: DiskIndexEntry, replacing: Bool) -> StoreOutcome {
         let file = file(id)
         return entryLocks.withLock(id) {
             changes.noteOwnRename(id, record.fingerprint)
-            if rename(temp, file) != 0 {
-                let code = errno
+            let code = replacing
+                ? (rename(temp, file) == 0 ? 0 : errno)
+                : FileIO.withDeleteLock(path, exclusive: false) { strata_rename_noreplace(temp, file) == 0 ? 0 : errno } ?? EAGAIN
+            guard code == 0 else {
                 changes.ownRenameFailed(id, record.fingerprint)
-                unlink(temp)
                 return .failed(errno: code)
             }
             return state.withLock { state in
@@ -122,6 +160,16 @@ extension DiskCacheLevel {
                 return .stored(victims: Self.noteEvicted(state.index.evictOverCapacity(), in: &state))
             }
         }
+    }
+
+    /// The version in `id`'s file if it reads as a miss here for a reason a
+    /// back-fill may end: expired, or written before this level lost coherence.
+    private func staleVersion(_ id: EntryID) -> EntryFingerprint? {
+        guard case .bytes(let prefix, let size) = FileIO.readPrefix(file(id), count: DiskEntryHeader.size),
+              let header = prefix.withUnsafeBytes({ DiskEntryHeader.parse($0) }) else { return nil }
+        let expired = header.expiresAt != 0 && clock.now().nanosecondsSince1970 >= header.expiresAt
+        guard expired || header.createdAt < coherentSince.load(ordering: .relaxed) else { return nil }
+        return EntryFingerprint(prefix: prefix, size: size)
     }
 
     /// Deletes `key`'s entry.

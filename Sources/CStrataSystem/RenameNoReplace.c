@@ -1,0 +1,23 @@
+#define _GNU_SOURCE
+#include "CStrataSystem.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+#endif
+
+int strata_rename_noreplace(const char *from, const char *to) {
+#if defined(__linux__) && defined(SYS_renameat2)
+    return (int)syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+#elif defined(__APPLE__)
+    return renamex_np(from, to, RENAME_EXCL);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
