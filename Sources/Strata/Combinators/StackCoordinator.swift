@@ -48,11 +48,10 @@
 // it goes, nothing tells its upper level of the lower one's changes any
 // more: if the lower level reports changes, the upper one is told
 // (``CacheLevel/lostCoherence()``) and a memory level empties itself, so a
-// stack built over it later never serves what changed meanwhile. So a
-// composition built per request over long-lived levels stays correct but
-// keeps nothing between requests; the level that reports changes warns once
-// when subscriptions to it have come and gone many times
-// (``InvalidationListeners``).
+// stack built over it later never serves what changed meanwhile. Two stacks
+// alive over one upper level would not order their writes against each
+// other: the second is warned about (``LiveUpperLevels``), and so is a level
+// whose subscriptions come and go many times (``InvalidationListeners``).
 import Synchronization
 
 /// Keeps a composition's two levels coherent: the write order, the
@@ -84,10 +83,13 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     let invalidationsApplied = EventCount()
     /// Both subscriptions; cancelled when the coordinator goes.
     private let subscriptions = Mutex<[CacheSubscription]>([])
+    /// The upper level's entry among the live stacks' (``LiveUpperLevels``).
+    private let liveUpper: ObjectIdentifier?
 
     init(_ upper: Upper, _ lower: Lower) {
         self.upper = upper
         self.lower = lower
+        liveUpper = LiveUpperLevels.enter(upper)
         let fromBelow = lower.subscribe { [weak self] invalidation in await self?.applyFromBelow(invalidation) }
         let fromAbove = upper.subscribe { [weak self] invalidation in self?.noteFromAbove(invalidation) }
         subscriptions.withLock { $0 = [fromBelow, fromAbove] }
@@ -96,6 +98,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// Nothing keeps `upper` coherent with `lower` any more: it forgets
     /// what it can rebuild (see ``CacheLevel/lostCoherence()``).
     deinit {
+        if let liveUpper { LiveUpperLevels.leave(liveUpper) }
         if subscriptions.withLock({ $0.first?.reportsChanges ?? false }) { upper.lostCoherence() }
     }
 

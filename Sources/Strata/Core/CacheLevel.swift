@@ -92,6 +92,12 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// wrappers forward it; a composition passes it to both its levels.
     func lostCoherence()
 
+    /// What a stack over this level tells it apart by (a second stack alive
+    /// over one upper level is warned about): the level's object, a
+    /// wrapper's inner level's, `nil` for a level that is a value. The
+    /// defaults are right for every level: nothing to implement.
+    var stackIdentity: ObjectIdentifier? { get }
+
     /// Reads that answer a hit without suspending, when this level has them
     /// (a ``MemoryCacheLevel``, a composition whose top level is one); `nil`
     /// otherwise. ``normalize()`` takes them once, so an erased hit costs a
@@ -203,6 +209,8 @@ extension CacheLevel {
 
     public func lostCoherence() {}
 
+    public var stackIdentity: ObjectIdentifier? { nil }
+
     public var synchronousRead: SynchronousRead<Key, Value>? { nil }
 
     @inlinable
@@ -215,6 +223,10 @@ extension CacheLevel {
     public var sharesReadsInFlight: Bool { false }
 
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) {}
+}
+
+extension CacheLevel where Self: AnyObject {
+    public var stackIdentity: ObjectIdentifier? { ObjectIdentifier(self) }
 }
 
 /// A short name for a level type: the type name without its generic arguments.

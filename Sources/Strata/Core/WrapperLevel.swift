@@ -18,8 +18,14 @@ extension WrapperLevel {
     public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
     public var sharesReadsInFlight: Bool { inner.sharesReadsInFlight }
     public func lostCoherence() { inner.lostCoherence() }
+    public var stackIdentity: ObjectIdentifier? { inner.stackIdentity }
     /// Keys of another type than the inner level's: every read in flight below ends its sharing.
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { inner.endSharingReads(.all) }
+}
+
+extension WrapperLevel where Self: AnyObject {
+    /// A wrapper object is told apart by the level it wraps.
+    public var stackIdentity: ObjectIdentifier? { inner.stackIdentity }
 }
 
 extension WrapperLevel where Key == Inner.Key, Value == Inner.Value {
