@@ -7,10 +7,8 @@
 ///   (``backfillFailures``, and by instrumented levels) and never fails the get.
 ///   All levels missing throws ``FetchError/valueNotInCache``; a real error with
 ///   no value anywhere throws ``LevelsFailedError`` carrying every failure.
-/// - **Back-fills never undo writes.** A back-fill lands only if no write to
-///   its key through this composition (set, remove, clear, memory warning)
-///   was in progress when its read began or has started since; otherwise it
-///   is dropped and counted in ``backfillsSkipped``.
+/// - **Back-fills never undo writes** (``WriteOrder``): one that a write to
+///   its key got ahead of is dropped and counted in ``backfillsSkipped``.
 /// - Set and remove: both levels concurrently; any failure throws
 ///   ``LevelsFailedError`` naming the failing levels. **A level whose set failed
 ///   keeps no older value**: its entry for the key is removed (best effort), so
@@ -18,18 +16,13 @@
 ///   failed back-fill, which replaced nothing: what the level holds then was
 ///   written since, by someone else.
 /// - Clear and memory warnings reach both levels.
-/// - **Invalidations from below drop what is above.** The composition subscribes
-///   to `lower` (``CacheLevel/subscribe(_:)``): when a level
-///   over a shared store reports that someone else changed a key, the key is
-///   removed from `upper` (and a back-fill of it in flight is dropped); when it
-///   reports that anything may have changed, `upper` is cleared. Counted in
-///   ``invalidationsApplied``. A change reported by `upper` (a shared store
-///   inside it) drops the back-fills into `upper` that began before it. A
-///   store's report of a write this composition made itself is skipped
-///   (``CacheWriteOrigin``): `upper` holds what was written.
+/// - **Invalidations from below drop what is above** (counted in
+///   ``invalidationsApplied``), and changes reported by `upper` drop the
+///   back-fills into it that began before them.
 ///
 /// A composition is a stack: build it once and ask it per request. It keeps
-/// its levels coherent while it lives (see ``StackCoordinator``'s design note).
+/// its levels coherent while it lives: ``StackCoordinator``'s design note
+/// (order, subscriptions, writers, lifetimes) says how.
 public struct ComposedCache<Upper: CacheLevel, Lower: CacheLevel>: CacheLevel
 where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     public typealias Key = Upper.Key
@@ -250,16 +243,13 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     }
 
     /// A back-fill into this composition (it is the upper level of another):
-    /// `lower` first, then `upper` unless `lower` declined it, ordered as a
-    /// write. A shared store in `lower` declines a value older than the one
-    /// it holds (``BackfillDeclined``), and `upper` must not keep what the
-    /// store turned down; a `lower` that fails otherwise (down) does not keep
-    /// `upper` from taking it. Nothing is cleaned after a failure: a back-fill
-    /// fills a miss and replaces nothing, so whatever a level holds for the
-    /// key now was written since, by someone else (a shared store's back-fill
-    /// is `SET NX`), and is newer. (A back-fill into Redis that lost its
-    /// connection, its outcome unknown, deleted a value another client had
-    /// set meanwhile.)
+    /// `lower` first, then `upper` unless `lower` declined it
+    /// (``BackfillDeclined``: `upper` must not keep what a shared store turned
+    /// down), ordered as a write. A `lower` that fails otherwise (down) does
+    /// not keep `upper` from taking it. Nothing is cleaned after a failure: a
+    /// back-fill replaces nothing (``Backfill``). (A back-fill into Redis that
+    /// lost its connection, its outcome unknown, deleted a value another
+    /// client had set meanwhile.)
     public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
         let upper = self.upper, lower = self.lower
         try await CacheContext.writing(as: stack.writer) {
@@ -276,40 +266,30 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         }
     }
 
-    /// Runs a write on both levels concurrently, ordered against back-fills;
-    /// a level whose set failed has its old entry removed.
+    /// Runs a write on both levels concurrently, as this composition's write
+    /// ordered against back-fills; a level whose set failed has its old entry removed.
     private func write(
         _ operation: CacheOperation, _ key: Key,
         top topWrite: @escaping @Sendable () async throws -> Void,
         bottom bottomWrite: @escaping @Sendable () async throws -> Void
     ) async throws {
         try await CacheContext.writing(as: stack.writer) {
-            try await writeInOrder(operation, key, top: topWrite, bottom: bottomWrite)
+            let stripe = await order.beginWrite(key)
+            defer { order.endWrite(stripe) }
+            stack.detachReads(.key(key))
+            defer { stack.detachReads(.key(key)) }
+            // Cancelled before either half began: nothing is written (a half
+            // that starts cancelled may fail while the other stores the value).
+            try Task.checkCancellation()
+            async let top = attempt { try await topWrite() }
+            async let bottom = attempt { try await bottomWrite() }
+            let (topError, bottomError) = await (top, bottom)
+            if operation == .set {
+                await Self.clean(upper, key, after: topError)
+                await Self.clean(lower, key, after: bottomError)
+            }
+            try Self.collect(operation, key: key, (upper.name, topError), (lower.name, bottomError))
         }
-    }
-
-    /// The body of ``write(_:_:top:bottom:)``, run as this composition's write.
-    private func writeInOrder(
-        _ operation: CacheOperation, _ key: Key,
-        top topWrite: @escaping @Sendable () async throws -> Void,
-        bottom bottomWrite: @escaping @Sendable () async throws -> Void
-    ) async throws {
-        let stripe = await order.beginWrite(key)
-        defer { order.endWrite(stripe) }
-        stack.detachReads(.key(key))
-        defer { stack.detachReads(.key(key)) }
-        // Cancelled before either half began: nothing is written (a half
-        // that starts cancelled may fail while the other stores the value).
-        try Task.checkCancellation()
-        let upper = self.upper, lower = self.lower
-        async let top = attempt { try await topWrite() }
-        async let bottom = attempt { try await bottomWrite() }
-        let (topError, bottomError) = await (top, bottom)
-        if operation == .set {
-            await Self.clean(upper, key, after: topError)
-            await Self.clean(lower, key, after: bottomError)
-        }
-        try Self.collect(operation, key: key, (upper.name, topError), (lower.name, bottomError))
     }
 
     /// After a failed set, removes `level`'s old entry for `key` (best
@@ -389,7 +369,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// Back-fills dropped because a write to their key got in first.
     public var backfillsSkipped: Int { backfills.counts.skipped }
     /// Invalidations reported by `lower` and applied to `upper`.
-    public var invalidationsApplied: Int { stack.invalidationsApplied.value }
+    public var invalidationsApplied: Int { stack.invalidationsApplied }
 
     private static func collect(_ operation: CacheOperation, key: Key, _ results: (String, (any Error)?)...) throws {
         var failures: [LevelFailure] = []

@@ -9,14 +9,11 @@ import Synchronization
 ///   keep waiting. The shared work is cancelled only when every waiter has gone.
 /// - A finished (or cancelled) read is never reused: the next get starts a
 ///   fresh execution.
-/// - **Writes end sharing.** A set, remove, clear or memory warning through this
-///   level detaches the reads in flight for the key (all keys, for clear), both
-///   when the write starts and when it ends, so a get that arrives after a
-///   write has finished never receives a value read before it. A change the
-///   inner level reports (``CacheLevel/subscribe(_:)``) detaches
-///   them too, before the levels above hear of it; so does a change reported
-///   by a level above the pool in a composition (``CacheLevel/endSharingReads(_:)``:
-///   in `memory + redis + origin.pooled()`, another process's remove).
+/// - **Writes end sharing**, as in ``ReadFlights``: a set, back-fill, remove,
+///   clear or memory warning through this level detaches the reads in flight
+///   for the key (all keys, for clear) when it starts and when it ends; so do
+///   a change the inner level reports (before the levels above hear of it)
+///   and one reported above the pool (``CacheLevel/endSharingReads(_:)``).
 /// - The shared read runs at the highest priority of the callers waiting on it.
 /// - **No expired answer.** A get that joins a read begun before it is not
 ///   answered with an entry that had already expired when the get began
@@ -58,10 +55,6 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
     /// The pool's subscription to `inner`'s changes, for as long as it lives.
     private let subscription = Mutex<CacheSubscription?>(nil)
 
-    /// Reads a get makes before it answers a miss, when every read it joined
-    /// carried an entry already expired at the time it arrived.
-    static var expiredRereads: Int { 3 }
-
     /// Registers with `inner` at once, before anything above can: a change
     /// it reports ends the sharing of reads that began before it, whether or
     /// not anything above listens (a pool can be the top of a stack), and
@@ -69,12 +62,7 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
     public init(_ inner: Inner, clock: (any CacheClock)? = nil) {
         self.inner = inner
         self.clock = clock ?? levelClock(of: inner) ?? SystemClock()
-        let subscription = inner.subscribe { [weak self] invalidation in
-            switch invalidation {
-            case .key(let key): self?.detach(key)
-            case .all: self?.detach(nil)
-            }
-        }
+        let subscription = inner.subscribe { [weak self] invalidation in self?.detach(invalidation.changedKey) }
         self.subscription.withLock { $0 = subscription }
     }
 
@@ -96,9 +84,9 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         let priority = Task.currentPriority
         let readStart = CacheContext.readStart
-        for _ in 0..<Self.expiredRereads {
-            // A read that began before this get may carry an entry that
-            // expired before it: that one is not this get's answer.
+        // A read that began before this get may carry an entry that expired
+        // before it: not this get's answer. After three, a miss.
+        for _ in 0..<3 {
             let arrival = clock.now()
             let entry = try await suspendAsWaiter(
                 reserve: { state.withLock { $0.waiters.reserve() } },
@@ -196,21 +184,16 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
     /// Detaches the reads in flight for the key (every key for `.all`): the
     /// next get starts a fresh read. Reads below this pool end theirs too.
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) {
-        switch invalidation {
-        case .key(let key): detach(key)
-        case .all: detach(nil)
-        }
+        detach(invalidation.changedKey)
         inner.endSharingReads(invalidation)
     }
 
     /// New gets of `key` (every key when `nil`) start a fresh read.
-
     private func detach(_ key: Key?) {
         state.withLock { state in
             if let key { state.current[key] = nil } else { state.current.removeAll() }
         }
     }
-
 
     public func set(_ value: Value, forKey key: Key) async throws {
         detach(key)
@@ -256,7 +239,6 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
 }
 
 extension CacheLevel where Key: Hashable {
-    /// Single-flight gets: see ``PooledCache``.
     /// Single-flight gets over this level (see ``PooledCache``); `clock`
     /// judges the deadlines of shared answers (default: the levels' own).
     public func pooled(clock: (any CacheClock)? = nil) -> PooledCache<Self> { PooledCache(self, clock: clock) }

@@ -80,7 +80,9 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
             return flights
         }
     }
-    let invalidationsApplied = EventCount()
+    /// Changes reported by `lower` and applied to `upper`.
+    private let applied = Atomic<Int>(0)
+    var invalidationsApplied: Int { applied.load(ordering: .relaxed) }
     /// Both subscriptions; cancelled when the coordinator goes.
     private let subscriptions = Mutex<[CacheSubscription]>([])
     /// The upper level's entry among the live stacks' (``LiveUpperLevels``).
@@ -111,17 +113,12 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         detachReads(invalidation)
         defer { detachReads(invalidation) }
         // Counted once applied: a caller that sees the count sees the upper level without the key.
-        defer { invalidationsApplied.increment() }
-        switch invalidation {
-        case .key(let key):
-            let stripe = await order.beginWrite(key)
-            defer { order.endWrite(stripe) }
-            _ = await CacheContext.writing(as: writer) { await attempt { try await upper.invalidate(invalidation) } }
-        case .all:
-            await order.beginClear()
-            defer { order.endClear() }
-            _ = await CacheContext.writing(as: writer) { await attempt { try await upper.invalidate(invalidation) } }
-        }
+        defer { applied.add(1, ordering: .relaxed) }
+        // Ordered as a remove of the key, or as a clear.
+        var stripe: Int?
+        if let key = invalidation.changedKey { stripe = await order.beginWrite(key) } else { await order.beginClear() }
+        defer { if let stripe { order.endWrite(stripe) } else { order.endClear() } }
+        _ = await CacheContext.writing(as: writer) { await attempt { try await upper.invalidate(invalidation) } }
     }
 
     /// The upper level reports a change made elsewhere: back-fills into it
@@ -129,10 +126,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// being shared.
     private func noteFromAbove(_ invalidation: CacheInvalidation<Key>) {
         if CacheContext.isReport(ofWriteBy: writer) { return }
-        switch invalidation {
-        case .key(let key): order.noteChanged(key)
-        case .all: order.noteChangedAll()
-        }
+        if let key = invalidation.changedKey { order.noteChanged(key) } else { order.noteChangedAll() }
         detachReads(invalidation)
         lower.endSharingReads(invalidation)
     }
@@ -140,10 +134,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// New gets of what `invalidation` names start reads of their own below.
     func detachReads(_ invalidation: CacheInvalidation<Key>) {
         guard let flights = madeFlights.withLock({ $0 }) else { return }  // no read below yet
-        switch invalidation {
-        case .key(let key): if let key = ReadFlights<Upper.Value>.flightKey(key) { flights.detach(key) }
-        case .all: flights.detach(nil)
-        }
+        guard let key = invalidation.changedKey else { return flights.detach(nil) }
+        if let key = ReadFlights<Upper.Value>.flightKey(key) { flights.detach(key) }
     }
 }
 

@@ -28,12 +28,9 @@ final class ReadFlights<Value: Sendable>: Sendable {
         case answer(Result, startedAt: ContinuousClock.Instant, leaderCancelled: Bool)
     }
 
-    private struct Flight {
-        var joiners: [UInt64] = []
-    }
-
     private struct State {
-        var flights: [UInt64: Flight] = [:]
+        /// The joiners of each flight in progress.
+        var flights: [UInt64: [UInt64]] = [:]
         /// The flight a new caller of a key joins (detached flights are not here).
         var current: [FlightKey: UInt64] = [:]
         var nextFlight: UInt64 = 0
@@ -72,7 +69,7 @@ final class ReadFlights<Value: Sendable>: Sendable {
             let lead = state.withLock { state -> UInt64? in
                 guard state.current[key] == nil else { return nil }
                 state.nextFlight &+= 1
-                state.flights[state.nextFlight] = Flight()
+                state.flights[state.nextFlight] = []
                 state.current[key] = state.nextFlight
                 return state.nextFlight
             }
@@ -99,7 +96,7 @@ final class ReadFlights<Value: Sendable>: Sendable {
                         guard state.waiters.park(id, continuation) else {
                             return .resume(continuation, .failure(CancellationError()))
                         }
-                        state.flights[flight]?.joiners.append(id)
+                        state.flights[flight]?.append(id)
                         state.joined += 1
                         return .parked
                     }
@@ -129,8 +126,7 @@ final class ReadFlights<Value: Sendable>: Sendable {
                         cancelled: Bool) {
         let joiners = state.withLock { state -> [WaiterQueue<Turn>.Continuation] in
             if state.current[key] == id { state.current[key] = nil }
-            guard let flight = state.flights.removeValue(forKey: id) else { return [] }
-            return flight.joiners.compactMap { state.waiters.take($0) }
+            return state.flights.removeValue(forKey: id)?.compactMap { state.waiters.take($0) } ?? []
         }
         for joiner in joiners {
             joiner.resume(returning: .answer(result, startedAt: startedAt, leaderCancelled: cancelled))

@@ -1,7 +1,7 @@
 import Logging
 /// A change made to a level's store by someone else (another process, another
 /// client of a shared store), reported so that the levels above can drop what
-/// they hold. See ``CacheLevel/addInvalidationListener(_:)``.
+/// they hold. See ``CacheLevel/subscribe(_:)``.
 public enum CacheInvalidation<Key: Sendable>: Sendable {
     /// This key changed (set, removed, expired or evicted).
     case key(Key)
@@ -11,6 +11,11 @@ public enum CacheInvalidation<Key: Sendable>: Sendable {
 }
 
 extension CacheInvalidation: Equatable where Key: Equatable {}
+
+extension CacheInvalidation {
+    /// The key that changed; `nil` when anything may have.
+    var changedKey: Key? { if case .key(let key) = self { key } else { nil } }
+}
 
 /// The listeners subscribed to a level that reports changes; a level with
 /// a shared store keeps one, hands out its ``add(_:)``'s subscriptions from

@@ -104,18 +104,13 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// plain closure call instead of an `async` one. Default: `nil`.
     var synchronousRead: SynchronousRead<Key, Value>? { get }
 
-    /// The value for `key` when this level answers a hit without suspending
-    /// (a ``MemoryCacheLevel``, a composition whose top level is one); `nil`
-    /// means "not answered here", never "absent". ``get(_:)`` asks it first
-    /// when it runs without the level's concrete type (`any CacheLevel`, an
-    /// unspecialised generic caller), so an erased hit is a plain call instead
-    /// of an `async` one. Default: `nil`.
+    /// ``synchronousRead``'s value read, without building it: ``get(_:)`` asks
+    /// it first when it runs without the level's concrete type (`any CacheLevel`,
+    /// an unspecialised generic caller). Default: `nil` ("not answered here").
     func synchronousValue(forKey key: Key) -> Value?
 
-    /// Whether ``synchronousValue(forKey:)`` returning `nil` is this level's
-    /// whole answer (a miss), as for a ``MemoryCacheLevel``; then `get(_:)`
-    /// without the concrete type does not ask the `async` read again.
-    /// Default: `false`.
+    /// Whether `nil` from the synchronous reads is a miss (a
+    /// ``MemoryCacheLevel``: see ``SynchronousRead``). Default: `false`.
     var synchronousReadIsComplete: Bool { get }
 
     /// Whether a get may be answered with the result of a read that began
@@ -126,14 +121,11 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// executor hop). Default: `false`; wrappers (``WrapperLevel``) forward it.
     var sharesReadsInFlight: Bool { get }
 
-    /// Ends the sharing of reads in flight for what `invalidation` names
-    /// (one key, or every key): a get that arrives afterwards starts a read
-    /// of its own instead of joining one that began before. A composition
-    /// calls it on its lower level when a level above reports a change made
-    /// elsewhere (another process removed the key), so that no get that
-    /// began after the change is answered with data read before it. Default:
-    /// nothing (no read is shared); wrappers and compositions forward it;
-    /// ``PooledCache`` detaches its reads in flight.
+    /// Ends the sharing of reads in flight for what `invalidation` names (one
+    /// key, or every key): a get that arrives afterwards reads for itself. A
+    /// composition calls it on its lower level when a level above reports a
+    /// change made elsewhere. Default: nothing; wrappers and compositions
+    /// forward it; ``PooledCache`` detaches its reads in flight.
     func endSharingReads(_ invalidation: CacheInvalidation<Key>)
 }
 

@@ -1,12 +1,6 @@
-/// The compositions a write passed through on its way down to a shared store.
-///
-/// A store that does not report a process's own writes back to it (Redis
-/// tracking with `NOLOOP`) spares the composition that wrote a needless drop
-/// of the value it has just written. Other compositions over the same store
-/// in the same process still hold the old value, so the store reports its own
-/// write to its listeners itself (``CacheContext/reportingLocalWrite(by:_:)``),
-/// with the write's origin, and each composition skips the report of a write
-/// it is part of.
+/// The compositions a write passed through on its way down to a shared store,
+/// which skip the store's report of it (see "Writers" in ``StackCoordinator``'s
+/// design note, and ``InvalidationListeners/reportLocalWrite(_:origin:)``).
 package struct CacheWriteOrigin: Sendable {
     /// The writer ids (``StackCoordinator/writer``, never reused) of the stacks the write passed through.
     @usableFromInline var writers: [UInt64] = []
@@ -31,12 +25,10 @@ extension CacheContext {
     /// change another client made.
     public static var isLocalWriteReport: Bool { report != nil }
 
-    /// Delivers a store's report of its own write, made with `origin`:
-    /// listeners see ``isLocalWriteReport``, and a composition in `origin`
-    /// skips it (it made the write and holds its result). Writes the
-    /// listeners make meanwhile start with no origin, and are no part of the
-    /// writing request (a task that delivers the report inherits its
-    /// task-locals): not in its ``trace``.
+    /// Delivers a store's report of its own write, made with `origin`
+    /// (listeners see ``isLocalWriteReport``). Writes the listeners make
+    /// meanwhile start with no origin and are not in the writing request's
+    /// ``trace`` (the delivering task inherits its task-locals).
     package static func reportingLocalWrite(by origin: CacheWriteOrigin, _ body: () async -> Void) async {
         await $report.withValue(origin) {
             await $origin.withValue(CacheWriteOrigin()) {

@@ -131,15 +131,14 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
         throw DiskCacheError.writeFailed(path: base, errno: EEXIST)
     }
 
-    /// Applies `change` to the domain and writes the file; the soft copy is
-    /// updated only if the write succeeded.
+    /// Applies `change` to the latest file under the locks and writes it; the
+    /// soft copy is updated only if the write succeeded. If it cannot be
+    /// written (a full disk) and `fallback` is given, `fallback` is applied
+    /// instead, under the same locks (so no other writer's change in between
+    /// is undone), and the first error is thrown all the same.
     ///
     /// A directory deleted under the level (a user cleaning `~/.cache`, a tmp
     /// reaper) is recreated first, so writes work again (its entries went with it).
-    /// Applies `change` to the latest file under the locks. If that file
-    /// cannot be written (a full disk) and `fallback` is given, `fallback` is
-    /// applied instead, under the same locks (so no other writer's change in
-    /// between is undone), and the first error is thrown all the same.
     private func mutate(_ change: (inout [String: Entry]) -> Void,
                         orElse fallback: ((inout [String: Entry]) -> Void)? = nil) throws {
         let directory = file.deletingLastPathComponent().path
@@ -249,9 +248,7 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
         }
     }
 
-    /// A stack that kept this domain coherent with a level below it that
-    /// reports changes is gone: the domain is emptied (without suspending),
-    /// so a stack built over it later never serves what changed meanwhile.
+    /// Empties the domain, without suspending (see ``CacheLevel/lostCoherence()``).
     public func lostCoherence() {
         do { try mutate { $0.removeAll() } } catch {
             logger.warning("emptying the domain failed", metadata: ["file": "\(file.path)", "error": "\(error)"])
@@ -272,7 +269,7 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
         let now = clock.now().nanosecondsSince1970
         var removed = 0
         try? mutate { domain in
-            for (key, entry) in domain where (entry.expiresAt.map { now >= $0 } ?? false) {
+            for (key, entry) in domain where entry.isExpired(at: now) {
                 domain[key] = nil
                 removed += 1
             }

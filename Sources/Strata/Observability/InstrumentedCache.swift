@@ -178,11 +178,7 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
 
     /// Counted as an invalidation (one for "everything"), not as a remove or clear.
     public func invalidate(_ invalidation: CacheInvalidation<Key>) async throws {
-        let key: String
-        switch invalidation {
-        case .key(let k): key = describeKey(k)
-        case .all: key = ""
-        }
+        let key = invalidation.changedKey.map { describeKey($0) } ?? ""
         try await measuredRemove(key, outcome: .invalidated, count: { $0.invalidations.increment() }) { try await inner.invalidate(invalidation) }
     }
 
