@@ -15,6 +15,17 @@ if arguments.count >= 4, ["set", "remove"].contains(arguments[2]) {
     }
     exit(0)
 }
+// strata-disk-worker UPPER stacked LOWER KEY VALUE: sets KEY through `upper +
+// lower` (two disk levels), prints "ready" and waits to be killed (kill -9: no
+// deinit runs).
+if arguments.count == 6, arguments[2] == "stacked" {
+    let upper = try DiskCacheLevel<String, Data>(name: "upper", directory: URL(fileURLWithPath: arguments[1]), capacity: 400_000)
+    let lower = try DiskCacheLevel<String, Data>(name: "lower", directory: URL(fileURLWithPath: arguments[3]), capacity: 400_000)
+    let stack = upper + lower
+    try await stack.set(Data(arguments[5].utf8), forKey: arguments[4])
+    FileHandle.standardOutput.write(Data("ready\n".utf8))
+    while true { try await Task.sleep(for: .seconds(3600)) }
+}
 guard arguments.count == 4, let worker = Int(arguments[2]), let rounds = Int(arguments[3]) else {
     FileHandle.standardError.write(Data("usage: strata-disk-worker DIR WORKER ROUNDS\n".utf8))
     exit(2)

@@ -48,7 +48,9 @@
 // it goes, nothing tells its upper level of the lower one's changes any
 // more: if the lower level reports changes, the upper one is told
 // (``CacheLevel/lostCoherence()``) and a memory level empties itself, so a
-// stack built over it later never serves what changed meanwhile. Two stacks
+// stack built over it later never serves what changed meanwhile. It is told
+// so when the stack is built too: what it holds then was kept while nobody
+// may have listened (a process killed before its stack could go). Two stacks
 // alive over one upper level would not order their writes against each
 // other: the second is warned about (``LiveUpperLevels``), and so is a level
 // whose subscriptions come and go many times (``InvalidationListeners``).
@@ -95,6 +97,10 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         let fromBelow = lower.subscribe { [weak self] invalidation in await self?.applyFromBelow(invalidation) }
         let fromAbove = upper.subscribe { [weak self] invalidation in self?.noteFromAbove(invalidation) }
         subscriptions.withLock { $0 = [fromBelow, fromAbove] }
+        // What `upper` holds now predates this subscription: nobody may have
+        // listened to `lower` when it changed (a process killed with -9 never
+        // said its stack was gone). Heard from now on, so forgotten now.
+        if fromBelow.reportsChanges { upper.lostCoherence() }
     }
 
     /// Nothing keeps `upper` coherent with `lower` any more: it forgets

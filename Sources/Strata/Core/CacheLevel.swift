@@ -84,12 +84,13 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// upper level what its lower level reports. Default: nothing is reported.
     func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription
 
-    /// Told, without suspending, that a stack that kept this level coherent
-    /// with a level below it that reports changes is gone: nothing tells
-    /// this level of those changes any more. A level that can rebuild what
-    /// it holds (a memory level) empties itself, so that a stack built over
-    /// it later never serves what changed meanwhile. Default: nothing;
-    /// wrappers forward it; a composition passes it to both its levels.
+    /// Told, without suspending, that what this level holds may predate
+    /// changes to a level below it that reports them: a stack over both is
+    /// built (nobody may have listened before, e.g. a process killed with -9)
+    /// or is gone. A level that can rebuild what it holds forgets it (a
+    /// memory level empties itself, a disk level reads older entries as
+    /// misses). Default: nothing; wrappers forward it; a composition passes
+    /// it to both its levels.
     func lostCoherence()
 
     /// What a stack over this level tells it apart by (a second stack alive
