@@ -20,7 +20,11 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The connection was closed and every command waiting on it failed with this.
     case invalidReply(RESPParseError)
 
-    public var description: String {
+    /// In words, with any text from the server or the caller cut to 500
+    /// characters (a hostile server's reply never becomes a huge message).
+    public var description: String { clipped(fullDescription, to: 500) }
+
+    private var fullDescription: String {
         switch self {
         case .invalidURL(let text): "invalid Redis URL: \(text)"
         case .invalidPrefix(let text): "invalid Redis key prefix: \(text)"
