@@ -41,6 +41,33 @@ import Testing
         #expect(memory.value(forKey: "user:7") == value)
     }
 
+    /// A database for the load-through example.
+    struct Database: Sendable {
+        func name(of id: Int) async throws -> String? { id == 404 ? nil : "user \(id)" }
+        func names(of ids: [Int]) async throws -> [Int: String] {
+            Dictionary(uniqueKeysWithValues: ids.map { ($0, "user \($0)") })
+        }
+    }
+
+    @Test func loadThrough() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-readme-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let database = Database()
+        // README: Load through a stack
+        let users = MemoryCacheLevel<Int, String>(capacity: 1 << 20) + (try DiskCacheLevel<Int, String>(directory: dir, capacity: 1 << 26))
+        let name = try await users.get(7, ttl: .seconds(300)) { id in
+            try await database.name(of: id) ?? "nobody"  // once per key, however many callers miss it
+        }
+        let maybe = try await users.get(404) { id in
+            guard let name = try await database.name(of: id) else { return .notFound(ttl: .seconds(30)) }
+            return .value(name, ttl: .seconds(300))
+        }
+        let many = try await users.getAll([1, 2, 3], ttl: .seconds(300)) { missing in
+            try await database.names(of: missing)  // asked only for the keys no level holds
+        }
+        #expect(name == "user 7" && maybe == nil && many == [1: "user 1", 2: "user 2", 3: "user 3"])
+    }
+
     @Test func transformers() async throws {
         // README: Transform keys and values
         let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)

@@ -77,11 +77,27 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     var flights: ReadFlights<Upper.Value> {
         madeFlights.withLock { made in
             if let made { return made }
-            let flights = ReadFlights<Upper.Value>(clock: levelClock(of: lower) ?? levelClock(of: upper) ?? SystemClock())
+            let flights = ReadFlights<Upper.Value>(clock: clock)
             made = flights
             return flights
         }
     }
+    /// Single-flight of the loads of ``ComposedCache/get(_:load:)``, made by the first.
+    private let madeLoads = Mutex<ReadFlights<Upper.Value>?>(nil)
+
+    var loads: ReadFlights<Upper.Value> {
+        madeLoads.withLock { made in
+            if let made { return made }
+            let loads = ReadFlights<Upper.Value>(clock: clock)
+            made = loads
+            return loads
+        }
+    }
+    /// The keys the loader found nothing for (``Loaded/notFound(ttl:)``).
+    let notFound = NotFoundBook()
+    /// The clock deadlines are judged on: the levels' own (the lower one's first).
+    var clock: any CacheClock { levelClock(of: lower) ?? levelClock(of: upper) ?? SystemClock() }
+
     /// Changes reported by `lower` and applied to `upper`.
     private let applied = Atomic<Int>(0)
     var invalidationsApplied: Int { applied.load(ordering: .relaxed) }

@@ -1,0 +1,110 @@
+/// Load-through on a stack: FusionCache's `GetOrSet`.
+///
+/// A get that misses every level asks the loader, once per key across the
+/// callers in flight on this stack (single flight, as for its reads below),
+/// and stores the answer in every level with its TTL before returning it.
+/// The answer lands as a back-fill ordered by the stack: it replaces nothing
+/// a shared store holds (``Backfill``) and is dropped if a set, remove or
+/// clear through the stack, or a change reported from below, touched the key
+/// since the load began (the caller still gets it: the load overlapped that
+/// write). A level that fails to answer is passed over: the loader answers.
+extension ComposedCache {
+    /// The value for `key` from the first level that has it, else from
+    /// `load`, kept `ttl` (`nil`: the levels' own TTLs) in every level.
+    public func get(_ key: Key, ttl: Duration?, load: @escaping @Sendable (Key) async throws -> Value) async throws -> Value {
+        if let value = try await get(key, load: { key in .value(try await load(key), ttl: ttl) }) { return value }
+        return try await load(key)  // not reached: this loader always finds a value
+    }
+
+    /// The value for `key` from the first level that has it, else what
+    /// `load` finds: a value kept for its TTL in every level, or nothing
+    /// (`nil`), remembered for its TTL so that the loader is not asked again
+    /// meanwhile (in this process; a write of the key through the stack or
+    /// reported from below forgets it).
+    public func get(_ key: Key, load: @escaping @Sendable (Key) async throws -> Loaded<Value>) async throws -> Value? {
+        do {
+            if let entry = try await entry(forKey: key) { return entry.value }
+        } catch {
+            try Self.rethrowIfCancelled(error)
+        }
+        guard let flightKey = ReadFlights<Value>.flightKey(key) else { return try await loadAlone(key, load, flightKey: nil).entry?.value }
+        if stack.notFound.isNotFound(flightKey, now: stack.clock.now(), order: order) { return nil }
+        let (entry, _) = try await stack.loads.read(flightKey) { try await loadAlone(key, load, flightKey: flightKey) }
+        return entry?.value
+    }
+
+    /// Gets that joined a load in flight so far (tests).
+    package var loadsJoined: Int { stack.loads.joined }
+
+    /// One load of `key`, landed in both levels (or remembered as not found).
+    private func loadAlone(_ key: Key, _ load: (Key) async throws -> Loaded<Value>,
+                           flightKey: FlightKey?) async throws -> (entry: CacheEntry<Value>?, startedAt: ContinuousClock.Instant) {
+        let ticket = order.beginRead(key)
+        let startedAt = ticket?.startedAt ?? ContinuousClock.now
+        let clock = stack.clock
+        // A caller that missed before the last load landed, and leads a new
+        // flight after it ended, finds that load's value here.
+        if let entry = try? await upper.entry(forKey: key) { return (entry, startedAt) }
+        switch try await load(key) {
+        case .notFound(let ttl):
+            if let ttl, ttl > .zero, let ticket, let flightKey {
+                stack.notFound.remember(flightKey, ticket: ticket, until: clock.now().advanced(by: ttl))
+            }
+            return (nil, startedAt)
+        case .value(let value, let ttl):
+            let entry = CacheEntry(value: value, expiresAt: ttl.map { clock.now().advanced(by: $0) })
+            if let ticket { await land(entry, forKey: key, ticket: ticket) }
+            return (entry, startedAt)
+        }
+    }
+
+    /// Writes a loaded entry into both levels as a back-fill (`lower` first,
+    /// `upper` unless `lower` declined it), if `ticket` is still current.
+    /// A level that fails keeps nothing of it and fails nothing else.
+    func land(_ entry: CacheEntry<Value>, forKey key: Key, ticket: WriteOrder.Ticket) async {
+        let upper = self.upper, lower = self.lower, stack = self.stack
+        _ = try? await CacheContext.writing(as: stack.writer) {
+            try await stack.order.land(ticket, { startedAt in
+                stack.detachReads(.key(key))
+                defer { stack.detachReads(.key(key)) }
+                let fill = Backfill(value: entry.value, expiresAt: entry.expiresAt, readStartedAt: startedAt)
+                if await attempt({ try await lower.backfill(fill, forKey: key) }) is BackfillDeclined { return }
+                _ = await attempt { try await upper.backfill(fill, forKey: key) }
+            }, undo: { upper.lostCoherence() })
+        }
+    }
+}
+
+extension ComposedCache where Key: Hashable {
+    /// The values for `keys` the levels have, and for the others what one
+    /// call of `load` finds (asked only for the keys no level has), kept
+    /// `ttl` in every level. Keys `load` leaves out are absent from the
+    /// answer and not remembered. Concurrent calls do not share loads
+    /// (``get(_:ttl:load:)`` does).
+    public func getAll(_ keys: [Key], ttl: Duration?,
+                       load: @escaping @Sendable ([Key]) async throws -> [Key: Value]) async throws -> [Key: Value] {
+        var seen = Set<Key>()
+        let unique = keys.filter { seen.insert($0).inserted }
+        var answer: [Key: Value] = [:]
+        var missing: [Key] = []
+        for (key, entry) in zip(unique, await entries(forKeys: unique, maxConcurrency: nil)) {
+            if let entry { answer[key] = entry.value } else { missing.append(key) }
+        }
+        guard !missing.isEmpty else { return answer }
+        try Task.checkCancellation()
+        let tickets = missing.map { order.beginRead($0) }
+        let loaded = try await load(missing)
+        let clock = stack.clock
+        let expiresAt = ttl.map { clock.now().advanced(by: $0) }
+        var landings: [(Key, CacheEntry<Value>, WriteOrder.Ticket)] = []
+        for (key, ticket) in zip(missing, tickets) {
+            guard let value = loaded[key] else { continue }
+            answer[key] = value
+            if let ticket { landings.append((key, CacheEntry(value: value, expiresAt: expiresAt), ticket)) }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for (key, entry, ticket) in landings { group.addTask { await self.land(entry, forKey: key, ticket: ticket) } }
+        }
+        return answer
+    }
+}

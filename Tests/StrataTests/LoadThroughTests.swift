@@ -1,0 +1,142 @@
+import Foundation
+@testable import Strata
+import StrataTestSupport
+import Synchronization
+import Testing
+
+/// `stack.get(key, ttl:, load:)`, `get(key, load:)` with ``Loaded`` and
+/// `getAll(keys, ttl:, load:)` (``ComposedCache``): one load per key across
+/// concurrent callers, stored with its TTL in every level, never landing
+/// over a write made while it ran.
+@Suite struct LoadThroughTests {
+    final class Counter: Sendable {
+        let value = Atomic<Int>(0)
+        func next() -> Int { value.add(1, ordering: .relaxed).newValue }
+        var count: Int { value.load(ordering: .relaxed) }
+    }
+
+    @Test func concurrentMissesOfOneKeyLoadOnceAndEveryLevelKeepsTheValueWithItsTTL() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let disk = try DiskCacheLevel<String, String>(name: "d", directory: dir.url, capacity: 1 << 20)
+        let stack = memory + disk
+        let loads = Counter(), gate = Gate()
+        let before = SystemClock().now()
+        let answers = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<100 {
+                group.addTask {
+                    try await stack.get("user:7", ttl: .seconds(60)) { key in
+                        _ = loads.next()
+                        try await gate.wait()
+                        return "loaded \(key)"
+                    }
+                }
+            }
+            #expect(await poll { gate.waiting == 1 && stack.stack.loads.joined == 99 })
+            gate.open()
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(loads.count == 1, "\(loads.count) loads for 100 concurrent misses")
+        #expect(answers.count == 100 && Set(answers) == ["loaded user:7"])
+        #expect(memory.value(forKey: "user:7") == "loaded user:7")
+        let stored = try #require(try await disk.entry(forKey: "user:7"))
+        #expect(stored.value == "loaded user:7")
+        let deadline = try #require(stored.expiresAt)
+        #expect(deadline >= before.advanced(by: .seconds(59)) && deadline <= SystemClock().now().advanced(by: .seconds(60)))
+        // Kept: the next get is a hit.
+        #expect(try await stack.get("user:7", ttl: .seconds(60)) { _ in _ = loads.next(); return "again" } == "loaded user:7")
+        #expect(loads.count == 1)
+    }
+
+    @Test func theLoadersOwnTTLDecidesWhenItIsAskedAgain() async throws {
+        let clock = TestClock()
+        let stack = MemoryCacheLevel<String, String>(capacity: 1 << 20, clock: clock)
+            + MemoryCacheLevel<String, String>(capacity: 1 << 20, clock: clock)
+        let loads = Counter()
+        let load: @Sendable (String) async throws -> Loaded<String> = { _ in .value("v\(loads.next())", ttl: .seconds(5)) }
+        #expect(try await stack.get("k", load: load) == "v1")
+        clock.advance(by: .seconds(4))
+        #expect(try await stack.get("k", load: load) == "v1")
+        clock.advance(by: .seconds(2))
+        #expect(try await stack.get("k", load: load) == "v2", "kept past the loader's TTL")
+    }
+
+    @Test func notFoundIsRememberedForItsTTLUntilTheKeyIsWritten() async throws {
+        let clock = TestClock()
+        let lower = FakeLevel<String, String>(name: "shared")
+        let stack = MemoryCacheLevel<String, String>(capacity: 1 << 20, clock: clock) + lower
+        let loads = Counter()
+        let load: @Sendable (String) async throws -> Loaded<String> = { _ in _ = loads.next(); return .notFound(ttl: .seconds(10)) }
+        #expect(try await stack.get("k", load: load) == nil)
+        #expect(try await stack.get("k", load: load) == nil)
+        #expect(loads.count == 1, "a remembered miss asked the loader again")
+        clock.advance(by: .seconds(11))
+        #expect(try await stack.get("k", load: load) == nil)
+        #expect(loads.count == 2, "a miss was remembered past its TTL")
+        // A write through the stack forgets it.
+        try await stack.set("set", forKey: "k")
+        try await stack.remove("k")
+        #expect(try await stack.get("k", load: load) == nil)
+        #expect(loads.count == 3, "a miss outlived a write of the key")
+        // So does a change reported from below (another process wrote it).
+        await lower.changeElsewhere("k", to: nil)
+        #expect(try await stack.get("k", load: load) == nil)
+        #expect(loads.count == 4, "a miss outlived a change reported from below")
+        // Without a TTL nothing is remembered.
+        #expect(try await stack.get("j") { _ in _ = loads.next(); return .notFound(ttl: nil) } == nil)
+        #expect(try await stack.get("j") { _ in _ = loads.next(); return .notFound(ttl: nil) } == nil)
+        #expect(loads.count == 6)
+    }
+
+    /// A load that began before a write through the stack returns what it
+    /// loaded (it overlapped the write) but does not land over the write.
+    @Test(arguments: ["set", "remove", "clear"])
+    func aLoadDoesNotLandOverAWriteMadeWhileItRan(_ write: String) async throws {
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let lower = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let stack = memory + lower
+        let gate = Gate()
+        let read = Task { try await stack.get("k", ttl: nil) { _ in try await gate.wait(); return "old" } }
+        #expect(await yieldUntil { gate.waiting == 1 })
+        switch write {
+        case "set": try await stack.set("new", forKey: "k")
+        case "remove": try await stack.remove("k")
+        default: await stack.clear()
+        }
+        gate.open()
+        #expect(try await read.value == "old")
+        let expected: String? = write == "set" ? "new" : nil
+        #expect(memory.value(forKey: "k") == expected && lower.value(forKey: "k") == expected,
+                "after \(write): \(String(describing: memory.value(forKey: "k"))) above, \(String(describing: lower.value(forKey: "k"))) below")
+    }
+
+    @Test func aFailingLevelIsPassedOverAndTheLoaderAnswers() async throws {
+        let lower = FakeLevel<String, String>(name: "shared")
+        lower.failGets(with: TestError("down"))
+        let stack = MemoryCacheLevel<String, String>(capacity: 1 << 20) + lower
+        #expect(try await stack.get("k", ttl: nil) { _ in "loaded" } == "loaded")
+    }
+
+    @Test func getAllLoadsOnlyTheMissingKeysInOneCall() async throws {
+        let memory = MemoryCacheLevel<Int, String>(capacity: 1 << 20)
+        let lower = MemoryCacheLevel<Int, String>(capacity: 1 << 20)
+        try await lower.set("two", forKey: 2)
+        try await memory.set("one", forKey: 1)
+        let stack = memory + lower
+        let asked = Mutex<[[Int]]>([])
+        let answer = try await stack.getAll([1, 2, 3, 4, 3], ttl: .seconds(60)) { keys in
+            asked.withLock { $0.append(keys) }
+            return [3: "three", 99: "not asked"]  // 4: not found
+        }
+        #expect(answer == [1: "one", 2: "two", 3: "three"])
+        #expect(asked.withLock { $0 } == [[3, 4]], "the loader was asked \(asked.withLock { $0 })")
+        #expect(memory.value(forKey: 3) == "three" && lower.value(forKey: 3) == "three")
+        #expect(memory.value(forKey: 99) == nil && lower.value(forKey: 99) == nil)
+        let again = try await stack.getAll([1, 2, 3], ttl: .seconds(60)) { keys in
+            asked.withLock { $0.append(keys) }
+            return [:]
+        }
+        #expect(again == [1: "one", 2: "two", 3: "three"])
+        #expect(asked.withLock { $0.count } == 1, "every key was held: the loader is not asked")
+    }
+}
