@@ -49,7 +49,8 @@ extension CacheCodec where Value: Codable {
 
 /// A key with a stable byte form, for levels that store keys outside the
 /// process (file names, Redis keys). The bytes must not depend on the process
-/// (unlike `hashValue`).
+/// (unlike `hashValue`). See `CacheKeyConvertible+Defaults.swift` for the
+/// encodings given to integers, raw-value, string-convertible and `Codable` keys.
 public protocol CacheKeyConvertible: Sendable {
     var cacheKeyBytes: [UInt8] { get }
 }
