@@ -34,9 +34,10 @@ extension CacheCodec where Value == String {
 }
 
 extension CacheCodec where Value: Codable {
-    /// JSON through `JSONEncoder`/`JSONDecoder`.
-    public static func json() -> CacheCodec<Value> {
-        let coding = CodableCoding<Value>()
+    /// JSON through `encoder` and `decoder` (configure them before: ISO-8601
+    /// dates, key strategies; they are not changed here).
+    public static func json(encoder: JSONEncoder = JSONEncoder(), decoder: JSONDecoder = JSONDecoder()) -> CacheCodec<Value> {
+        let coding = CodableCoding<Value>(encoder: encoder, decoder: decoder)
         return CacheCodec(name: "json", encode: coding.encodeJSON, decode: coding.decodeJSON)
     }
 

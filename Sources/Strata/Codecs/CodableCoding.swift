@@ -4,8 +4,11 @@ import Foundation
 /// `propertyList()`. The codecs hold its methods instead of closures that
 /// would capture `T.self`, a metatype that is not `Sendable`.
 struct CodableCoding<T: Codable>: Sendable {
-    @Sendable func encodeJSON(_ value: T) throws -> Data { try JSONEncoder().encode(value) }
-    @Sendable func decodeJSON(_ data: Data) throws -> T { try JSONDecoder().decode(T.self, from: data) }
+    var encoder = JSONEncoder()
+    var decoder = JSONDecoder()
+
+    @Sendable func encodeJSON(_ value: T) throws -> Data { try encoder.encode(value) }
+    @Sendable func decodeJSON(_ data: Data) throws -> T { try decoder.decode(T.self, from: data) }
 
     @Sendable func encodePropertyList(_ value: T) throws -> Data {
         let encoder = PropertyListEncoder()

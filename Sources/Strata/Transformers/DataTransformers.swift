@@ -74,16 +74,26 @@ public struct JSONTransformer: TwoWayTransformer {
     }
 }
 
-/// `Data` ⇄ a `Codable` type, as JSON.
+/// `Data` ⇄ a `Codable` type, as JSON (by default with sorted keys and
+/// Foundation's default date and data strategies; pass your own encoder and
+/// decoder, configured before, for ISO-8601 dates and the like).
 public struct CodableTransformer<T: Codable & Sendable>: TwoWayTransformer {
-    public init() {}
+    let encoder: JSONEncoder
+    let decoder: JSONDecoder
 
-    public func transform(_ value: Data) async throws -> T { try JSONDecoder().decode(T.self, from: value) }
-    public func inverseTransform(_ value: T) async throws -> Data {
+    public init(encoder: JSONEncoder = Self.sortedKeysEncoder(), decoder: JSONDecoder = JSONDecoder()) {
+        self.encoder = encoder
+        self.decoder = decoder
+    }
+
+    public static func sortedKeysEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        return try encoder.encode(value)
+        return encoder
     }
+
+    public func transform(_ value: Data) async throws -> T { try decoder.decode(T.self, from: value) }
+    public func inverseTransform(_ value: T) async throws -> Data { try encoder.encode(value) }
 }
 
 /// `Date` ⇄ `String` with a fixed format, locale and time zone, so results do
