@@ -60,7 +60,7 @@ final class RedisConnection: Sendable {
         } catch {
             try? await connected?.close()  // connected, but not a connection anyone can close
             pushes?.finish()
-            throw RedisError.connectionFailed("\(configuration.host):\(configuration.port): \(error)")
+            throw RedisError.connectionFailed("\(configuration.host):\(configuration.port): \(Self.words(for: error))")
         }
         if let descriptor = ChannelSocket.duplicateDescriptor(of: channel) { queue.adopt(descriptor: descriptor) }
         let connection = RedisConnection(channel: channel, queue: queue, timeout: configuration.commandTimeout)
@@ -76,6 +76,19 @@ final class RedisConnection: Sendable {
             throw RedisError.connectionFailed("handshake: \(error)")
         }
         return connection
+    }
+
+    /// A connect failure in words ("connection refused"), not NIO's types.
+    static func words(for error: any Error) -> String {
+        func text(_ error: any Error) -> String {
+            if let io = error as? IOError { return String(cString: strerror(io.errnoCode)).lowercased() }
+            if case ChannelError.connectTimeout(let limit) = error { return "no answer within \(limit.nanoseconds / 1_000_000) ms" }
+            return "\(error)"
+        }
+        guard let connection = error as? NIOConnectionError else { return text(error) }
+        let reasons = connection.connectionErrors.map { text($0.error) }
+        if reasons.isEmpty { return "cannot resolve the host" }
+        return reasons.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }.joined(separator: "; ")
     }
 
     func expectOK(_ reply: RESPValue) throws {

@@ -37,6 +37,9 @@ final class BackfillTracker: Sendable {
 
     let state = Mutex(State())
     static let logger = Logger(label: "strata.backfill")
+    /// "back-fill failed": the first at once, then once per 10 s with a count
+    /// (an outage below fails every back-fill).
+    let failureWarning = RateLimitedWarning(BackfillTracker.logger, "back-fill failed")
     /// Back-fills in flight at most; past it a back-fill is dropped and
     /// counted as skipped (a back-fill only saves a later read, so dropping
     /// one never changes an answer), so a burst of misses cannot pile up tasks.
@@ -68,9 +71,7 @@ final class BackfillTracker: Sendable {
             } catch is BackfillDeclined {
                 self.finish(sequence, failed: false, skipped: true)  // a level below holds a newer value
             } catch {
-                Self.logger.warning("back-fill failed", metadata: [
-                    "level": "\(level)", "key": "\(describeKey(key))", "error": "\(error)",
-                ])
+                self.failureWarning.warn(["level": "\(level)", "key": "\(describeKey(key))", "error": "\(error)"])
                 self.finish(sequence, failed: true, skipped: false)
             }
         }
