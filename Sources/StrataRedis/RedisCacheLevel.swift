@@ -20,12 +20,12 @@ import Synchronization
 /// - A value that does not decode is a miss, counted (``decodeFailures``), and
 ///   left for whoever wrote it.
 /// - Keys and prefixes are binary-safe (spaces, newlines, any bytes).
-/// - Prefixes never overlap: an empty prefix throws
-///   ``RedisError/invalidPrefix(_:)``; a prefix not ending in `:` gets one
-///   (`app` is stored as `app:`); and in a key, `%` and `:` are stored as
-///   `%25` and `%3A`, so the Redis key is `prefix + escaped key` with no `:`
-///   after the prefix. Levels `app:` and `app:x:` therefore never share a key,
-///   and `clear()` of `app:` leaves `app:x:` alone.
+/// - The Redis key is `prefix + key` (``RedisKeyLayout/natural``, what other
+///   clients see), and everything under the prefix is the level's. An empty
+///   prefix throws ``RedisError/invalidPrefix(_:)``; a prefix not ending in
+///   `:` gets one (`app` is stored as `app:`); a prefix overlapping another
+///   live level's on the same server throws. ``RedisKeyLayout/escaped``
+///   stores `%` and `:` of keys as `%25` and `%3A` instead.
 /// - **Keeps the levels above coherent** (``addInvalidationListener(_:)``,
 ///   on unless `invalidatesLevelsAbove` is `false`): a change to one of its
 ///   keys in Redis, by any client, drops that key from every level above it
@@ -40,6 +40,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     public let client: RedisClient
     /// The prefix as stored: the one given, with a `:` appended unless it ends in one.
     public let prefix: [UInt8]
+    /// How keys are named after the prefix.
+    public let keyLayout: RedisKeyLayout
+    /// This level's claim on its prefix (natural layout), given up when it goes.
+    private let prefixClaim: RedisPrefixClaim?
     public let codec: CacheCodec<Value>
     public let name: String
     public let clock: any CacheClock = SystemClock()
@@ -68,11 +72,15 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     ///   - leases: a miss leaves a lease in the key, which a back-fill must
     ///     find there (see ``RedisLeaseBook``): for writers that are not
     ///     Strata and delete keys. Every process on the prefix must agree.
+    ///   - keyLayout: how keys are named after the prefix (``RedisKeyLayout``).
     public init(url: String, prefix: String, codec: CacheCodec<Value>, defaultTTL: Duration? = nil,
                 connections: Int = 2, commandTimeout: Duration = .seconds(2), name: String = "redis",
-                invalidatesLevelsAbove: Bool = true, leases: Bool = false) throws {
+                invalidatesLevelsAbove: Bool = true, leases: Bool = false, keyLayout: RedisKeyLayout = .natural) throws {
         let configuration = try RedisConfiguration(url: url, connections: connections, commandTimeout: commandTimeout)
         let prefix = try RedisKeyLayout.normalizedPrefix(prefix)
+        self.keyLayout = keyLayout
+        prefixClaim = keyLayout == .natural
+            ? try RedisPrefixClaim(server: "\(configuration.host):\(configuration.port)/\(configuration.database)", prefix: prefix) : nil
         let client = RedisClient(configuration: configuration)
         self.prefix = prefix
         self.client = client
@@ -90,7 +98,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                     counts.flushed()
                     await listeners.publish(.all)
                 case .key(let name):
-                    guard let bytes = RedisKeyLayout.keyBytes(name, prefix: prefix) else { return }  // another level's key
+                    guard let bytes = keyLayout.keyBytes(name, prefix: prefix) else { return }  // another level's key
                     if let key = decodeKey(bytes) {
                         counts.received()
                         await listeners.publish(.key(key))
@@ -194,11 +202,11 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// Values that did not decode with this level's codec.
     public var decodeFailures: Int { decodeFailureCount.load(ordering: .relaxed) }
 
-    func redisKey(_ key: Key) -> [UInt8] { prefix + RedisKeyLayout.escaped(key.cacheKeyBytes) }
+    func redisKey(_ key: Key) -> [UInt8] { keyLayout.name(of: key.cacheKeyBytes, prefix: prefix) }
 
     /// Whether `name` is one of this level's keys, not one of a level whose
     /// prefix extends this one (`app:x:` under `app:`).
-    func ownsKey(_ name: [UInt8]) -> Bool { RedisKeyLayout.owns(name, prefix: prefix) }
+    func ownsKey(_ name: [UInt8]) -> Bool { keyLayout.owns(name, prefix: prefix) }
 
     /// The value of `name` in `reply`. One that does not decode (another
     /// version's format) reads as a miss, and the key is remembered: a
@@ -639,29 +647,29 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 extension RedisCacheLevel where Value == Data {
     public convenience init(url: String, prefix: String, defaultTTL: Duration? = nil, connections: Int = 2,
                             commandTimeout: Duration = .seconds(2), invalidatesLevelsAbove: Bool = true,
-                            leases: Bool = false) throws {
+                            leases: Bool = false, keyLayout: RedisKeyLayout = .natural) throws {
         try self.init(url: url, prefix: prefix, codec: .data, defaultTTL: defaultTTL, connections: connections,
                       commandTimeout: commandTimeout, invalidatesLevelsAbove: invalidatesLevelsAbove,
-                      leases: leases)
+                      leases: leases, keyLayout: keyLayout)
     }
 }
 
 extension RedisCacheLevel where Value == String {
     public convenience init(url: String, prefix: String, defaultTTL: Duration? = nil, connections: Int = 2,
                             commandTimeout: Duration = .seconds(2), invalidatesLevelsAbove: Bool = true,
-                            leases: Bool = false) throws {
+                            leases: Bool = false, keyLayout: RedisKeyLayout = .natural) throws {
         try self.init(url: url, prefix: prefix, codec: .string, defaultTTL: defaultTTL, connections: connections,
                       commandTimeout: commandTimeout, invalidatesLevelsAbove: invalidatesLevelsAbove,
-                      leases: leases)
+                      leases: leases, keyLayout: keyLayout)
     }
 }
 
 extension RedisCacheLevel where Value: Codable {
     public convenience init(url: String, prefix: String, defaultTTL: Duration? = nil, connections: Int = 2,
                             commandTimeout: Duration = .seconds(2), invalidatesLevelsAbove: Bool = true,
-                            leases: Bool = false) throws {
+                            leases: Bool = false, keyLayout: RedisKeyLayout = .natural) throws {
         try self.init(url: url, prefix: prefix, codec: .json(), defaultTTL: defaultTTL, connections: connections,
                       commandTimeout: commandTimeout, invalidatesLevelsAbove: invalidatesLevelsAbove,
-                      leases: leases)
+                      leases: leases, keyLayout: keyLayout)
     }
 }

@@ -210,9 +210,10 @@ import Testing
             for invalidation in RedisInvalidationSubscriber.invalidations(in: .push([.bulkString(ByteBuffer(string: "invalidate")), payload])) {
                 guard case .key(let name) = invalidation else { continue }
                 keys += 1
-                guard let key = RedisKeyLayout.keyBytes(name, prefix: prefix) else { continue }
+                guard let key = RedisKeyLayout.escaped.keyBytes(name, prefix: prefix) else { continue }
                 accepted += 1
-                #expect(prefix + RedisKeyLayout.escaped(key) == name, "\(name)")
+                #expect(RedisKeyLayout.escaped.name(of: key, prefix: prefix) == name, "\(name)")
+                #expect(RedisKeyLayout.natural.keyBytes(name, prefix: prefix).map { prefix + $0 } == name, "\(name)")
             }
         }
         #expect(keys > 1000 && accepted > 100 && accepted < keys)

@@ -318,10 +318,8 @@ import Testing
 
     // MARK: Raw access (a client that is not Strata)
 
-    /// The Redis name of `key` under `prefix`: `%` and `:` escaped (see the README).
-    static func rawName(_ prefix: String, _ key: String) -> String {
-        prefix + key.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: ":", with: "%3A")
-    }
+    /// The Redis name of `key` under `prefix` (the natural layout, see the README).
+    static func rawName(_ prefix: String, _ key: String) -> String { prefix + key }
 
     static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 

@@ -53,8 +53,8 @@ import Testing
         #expect(try await memory.getIfPresent("user:7") == "old")
 
         let start = ContinuousClock.now
-        // Another process, another client; the key as stored (":" escaped).
-        #expect(try await redisCLI(server, "SET", "inv1:user%3A7", "new").contains("OK"))
+        // Another process, another client; the key as stored: prefix + key.
+        #expect(try await redisCLI(server, "SET", "inv1:user:7", "new").contains("OK"))
         #expect(try await poll { try await memory.getIfPresent("user:7") == nil }, "memory dropped the key")
         print("invalidation delay (redis-cli SET → memory dropped, incl. process exit): \(ContinuousClock.now - start)")
         #expect(try await cache.get("user:7") == "new")
@@ -363,15 +363,15 @@ import Testing
         #expect(RedisInvalidationSubscriber.invalidations(in: .array([.bulkString(ByteBuffer(string: "invalidate")), .null])).isEmpty)
 
         let prefix = Array("app:".utf8)
-        #expect(RedisKeyLayout.keyBytes(Array("app:user%3A7".utf8), prefix: prefix) == Array("user:7".utf8))
-        #expect(RedisKeyLayout.keyBytes(Array("app:50%25%3Aa".utf8), prefix: prefix) == Array("50%:a".utf8))
-        #expect(RedisKeyLayout.keyBytes(Array("app:x:1".utf8), prefix: prefix) == nil, "a key of app:x:")
-        #expect(RedisKeyLayout.keyBytes(Array("app:bad%2".utf8), prefix: prefix) == nil)
-        #expect(RedisKeyLayout.keyBytes(Array("app:bad%41".utf8), prefix: prefix) == nil)
-        #expect(RedisKeyLayout.keyBytes(Array("apple".utf8), prefix: prefix) == nil)
+        #expect(RedisKeyLayout.escaped.keyBytes(Array("app:user%3A7".utf8), prefix: prefix) == Array("user:7".utf8))
+        #expect(RedisKeyLayout.escaped.keyBytes(Array("app:50%25%3Aa".utf8), prefix: prefix) == Array("50%:a".utf8))
+        #expect(RedisKeyLayout.escaped.keyBytes(Array("app:x:1".utf8), prefix: prefix) == nil, "a key of app:x:")
+        #expect(RedisKeyLayout.escaped.keyBytes(Array("app:bad%2".utf8), prefix: prefix) == nil)
+        #expect(RedisKeyLayout.escaped.keyBytes(Array("app:bad%41".utf8), prefix: prefix) == nil)
+        #expect(RedisKeyLayout.escaped.keyBytes(Array("apple".utf8), prefix: prefix) == nil)
         for key in ["", "plain", "a:b", "%", "%3A", "::%%", "é:ü"] {
             let bytes = Array(key.utf8)
-            #expect(RedisKeyLayout.keyBytes(prefix + RedisKeyLayout.escaped(bytes), prefix: prefix) == bytes, "\(key)")
+            #expect(RedisKeyLayout.escaped.keyBytes(prefix + RedisKeyLayout.percentEscaped(bytes), prefix: prefix) == bytes, "\(key)")
         }
     }
 }

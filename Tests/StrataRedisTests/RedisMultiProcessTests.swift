@@ -126,7 +126,7 @@ import Testing
         }
         // A write by a client that is not Strata.
         let seen = workers.map { $0.invalidations(of: "user:1").count }
-        try await redisCLI(server, "SET", "mp:user%3A1", "from-cli")
+        try await redisCLI(server, "SET", "mp:user:1", "from-cli")
         for (worker, count) in zip(workers, seen) {
             #expect(await poll { worker.invalidations(of: "user:1").count > count })
             #expect(await worker.ask("get user:1") == "value user:1 from-cli")
