@@ -1,28 +1,20 @@
 /// Two levels in series: `upper` is asked first, `lower` on a miss or error.
 ///
 /// - Get: falls through on a miss *or* any error of `upper` (availability
-///   first). A value found below is returned at once and written back into
-///   `upper` in the background, **with the lower entry's expiry** (never a
-///   fresh TTL); a failed back-fill is logged and counted
-///   (``backfillFailures``, and by instrumented levels) and never fails the get.
-///   All levels missing throws ``FetchError/valueNotInCache``; a real error with
-///   no value anywhere throws ``LevelsFailedError`` carrying every failure.
-/// - **Back-fills never undo writes** (``WriteOrder``): one that a write to
-///   its key got ahead of is dropped and counted in ``backfillsSkipped``.
-/// - Set and remove: both levels concurrently; any failure throws
-///   ``LevelsFailedError`` naming the failing levels. **A level whose set failed
-///   keeps no older value**: its entry for the key is removed (best effort), so
-///   no later get can be answered with the value the set replaced. Not after a
-///   failed back-fill, which replaced nothing: what the level holds then was
-///   written since, by someone else.
-/// - Clear and memory warnings reach both levels.
-/// - **Invalidations from below drop what is above** (counted in
-///   ``invalidationsApplied``), and changes reported by `upper` drop the
-///   back-fills into it that began before them.
-///
-/// A composition is a stack: build it once and ask it per request. It keeps
-/// its levels coherent while it lives: ``StackCoordinator``'s design note
-/// (order, subscriptions, writers, lifetimes) says how.
+///   first). A value found below is returned at once and back-filled into
+///   `upper` in the background **with the lower entry's expiry** (never a
+///   fresh TTL); a failed back-fill is logged and counted (``backfillFailures``,
+///   instrumented levels), never failing the get. All levels missing throws
+///   ``FetchError/valueNotInCache``; errors with no value, ``LevelsFailedError``.
+/// - **Back-fills never undo writes** (``WriteOrder``): one a write got ahead
+///   of is dropped (``backfillsSkipped``).
+/// - Set and remove run on both levels concurrently, failures throwing
+///   ``LevelsFailedError``; clear and memory warnings reach both. **A level whose set failed
+///   keeps no older value** (removed, best effort); a failed back-fill replaced nothing.
+/// - **Invalidations from below drop what is above** (``invalidationsApplied``);
+///   changes reported by `upper` drop back-fills into it begun before them.
+/// - Build a stack once and ask it per request: it keeps its levels coherent
+///   while it lives (``StackCoordinator``'s design note says how).
 public struct ComposedCache<Upper: CacheLevel, Lower: CacheLevel>: CacheLevel
 where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     public typealias Key = Upper.Key
@@ -30,17 +22,13 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
 
     public let upper: Upper
     public let lower: Lower
-    /// The write order, back-fills, subscriptions and writer id, shared by
-    /// every copy of the composition.
+    /// Write order, back-fills, subscriptions and writer id, shared by every copy.
     @usableFromInline let stack: StackCoordinator<Upper, Lower>
     @usableFromInline var order: WriteOrder { stack.order }
     @usableFromInline var backfills: BackfillTracker { stack.backfills }
-    /// The reads compiled where the composition was created, for callers
-    /// that reach it without its types (see ``SpecialisedPaths``).
-    /// (A generic body still asks the runtime for the metadata of the
-    /// optionals it would use if the types were known, about a third of
-    /// what is left: `any CacheLevel` over a 3-level composition costs 3.5x
-    /// the concrete hit, against 4.7x without these.)
+    /// Reads compiled where the composition was created, for callers without
+    /// its types (``SpecialisedPaths``): `any CacheLevel` over 3 levels costs
+    /// 3.5x the concrete hit, 4.7x without (the rest is mostly generic metadata).
     @usableFromInline let specialisedValue: @Sendable (Self, Key) async throws -> Value?
     @usableFromInline let specialisedEntry: @Sendable (Self, Key) async throws -> CacheEntry<Value>?
 
@@ -67,9 +55,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
 
     public var name: String { "\(upper.name) + \(lower.name)" }
 
-    /// Both levels forget what they can rebuild; back-fills of this
-    /// composition whose read began before are dropped, and one landing
-    /// meanwhile is undone.
+    /// Both levels forget what they can rebuild; this composition's back-fills
+    /// whose read began before are dropped, one landing meanwhile is undone.
     public func lostCoherence() {
         stack.order.noteCoherenceLost()
         stack.detachReads(.all)
@@ -78,9 +65,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     }
 
     /// Whether a level inside shares reads (a pool). The stack's own single
-    /// flight is not counted: a composition above it asks it one caller at
-    /// a time per key (its own flights), and saying so would cost that
-    /// composition an executor hop on every miss (the read-start task-local).
+    /// flight is not counted: a composition above asks it one caller per key
+    /// anyway, and would pay an executor hop per miss (the read-start task-local).
     public var sharesReadsInFlight: Bool { upper.sharesReadsInFlight || lower.sharesReadsInFlight }
 
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) {
@@ -129,16 +115,14 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         return try await readLower(key, failures: failures)
     }
 
-    /// `upper`'s synchronous reads: a hit there is the composition's answer;
-    /// anything else goes through ``getIfPresent(_:)``.
+    /// `upper`'s synchronous reads: a hit there is the answer; else ``getIfPresent(_:)``.
     @inlinable
     public var synchronousRead: SynchronousRead<Key, Value>? { upper.synchronousRead }
 
     @inlinable
     public func synchronousValue(forKey key: Key) -> Value? { upper.synchronousValue(forKey: key) }
 
-    /// Asks `upper` for every key, then `lower` only for the keys `upper`
-    /// lacks (one batch each), and back-fills what `lower` had.
+    /// Asks `upper` for every key, then `lower` for those it lacks (a batch each), back-filling.
     public func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {
         var results = await upper.entries(forKeys: keys, maxConcurrency: maxConcurrency)
         let missing = results.indices.filter { results[$0] == nil }
@@ -168,11 +152,9 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         throw LevelsFailedError(operation: .get, failures: failures)
     }
 
-    /// Asks `lower` for `key` with a ticket taken now, and back-fills what it
-    /// has. When `lower` shares reads, the answer may come from a read that
-    /// began earlier: `lower` moves the read start back, and the back-fill is
-    /// judged by that read (see ``CacheContext/readStart``). The one way a
-    /// composition reads its lower level for a single key.
+    /// The one way a composition reads `lower` for one key (ticket taken now),
+    /// back-filling what it has. A shared read may have begun earlier: the read
+    /// start moves back and judges the back-fill (see ``CacheContext/readStart``).
     @usableFromInline
     func readLowerAndBackfill(_ key: Key) async throws -> CacheEntry<Value>? {
         guard let flightKey = ReadFlights<Value>.flightKey(key) else { return try await readLowerAlone(key).entry }
@@ -182,9 +164,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         return entry
     }
 
-    /// One caller's read of `lower` for `key`, and its back-fill; with when
-    /// the read that found the entry began (earlier than this one when it
-    /// joined a read in flight below).
+    /// One caller's read of `lower` and its back-fill, with when the read that
+    /// found the entry began (earlier if it joined a read in flight below).
     func readLowerAlone(_ key: Key) async throws -> (entry: CacheEntry<Value>?, startedAt: ContinuousClock.Instant) {
         let ticket = order.beginRead(key)
         let started = ticket?.startedAt ?? ContinuousClock.now
@@ -201,17 +182,15 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         return (entry, readStart.value)
     }
 
-    /// Writes `entry` back into `upper` in the background, unless a write to
-    /// the key got in first (`ticket` is `nil` when one was in progress).
+    /// Back-fills `entry` into `upper` in the background unless a write got in first (`nil` ticket).
     @usableFromInline
     func backfill(_ entry: CacheEntry<Value>, forKey key: Key, ticket: WriteOrder.Ticket?,
                   readStart: ContinuousClock.Instant? = nil) {
         let upper = self.upper, stack = self.stack
         stack.backfills.start(level: upper.name, key: key) {
             guard let ticket else { return false }
-            // The back-fill holds the stack: the composition's last copy may
-            // be gone before it lands, and until then `upper`'s reports must
-            // still reach the order and drop it.
+            // Holds the stack: the composition may be gone before this lands,
+            // and until then `upper`'s reports must still reach the order.
             return try await stack.order.land(ticket, readStart: readStart, { startedAt in
                 try await upper.backfill(Backfill(value: entry.value, expiresAt: entry.expiresAt, readStartedAt: startedAt),
                                          forKey: key)
@@ -242,14 +221,11 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
                         bottom: { [lower] in try await lower.remove(key) })
     }
 
-    /// A back-fill into this composition (it is the upper level of another):
-    /// `lower` first, then `upper` unless `lower` declined it
-    /// (``BackfillDeclined``: `upper` must not keep what a shared store turned
-    /// down), ordered as a write. A `lower` that fails otherwise (down) does
-    /// not keep `upper` from taking it. Nothing is cleaned after a failure: a
-    /// back-fill replaces nothing (``Backfill``). (A back-fill into Redis that
-    /// lost its connection, its outcome unknown, deleted a value another
-    /// client had set meanwhile.)
+    /// A back-fill into this composition (the upper level of another): `lower`
+    /// first, then `upper` unless `lower` declined it (``BackfillDeclined``),
+    /// ordered as a write; `lower` failing otherwise (down) does not stop `upper`.
+    /// No cleaning after a failure: a back-fill replaces nothing (``Backfill``);
+    /// cleaning one into Redis of unknown outcome deleted another client's value.
     public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
         let upper = self.upper, lower = self.lower
         try await CacheContext.writing(as: stack.writer) {
@@ -266,8 +242,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         }
     }
 
-    /// Runs a write on both levels concurrently, as this composition's write
-    /// ordered against back-fills; a level whose set failed has its old entry removed.
+    /// Writes both levels concurrently, ordered against back-fills; cleans a level whose set failed.
     private func write(
         _ operation: CacheOperation, _ key: Key,
         top topWrite: @escaping @Sendable () async throws -> Void,
@@ -292,20 +267,14 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         }
     }
 
-    /// After a failed set, removes `level`'s old entry for `key` (best
-    /// effort), so no later get is answered with the value the set replaced.
-    /// A nested composition (its error is a ``LevelsFailedError``) has
-    /// already cleaned the level that failed inside it.
-    ///
-    /// The remove is no part of this composition's write: a shared store in
-    /// `level` reports it to this composition too (and to those the write
-    /// passed through), whose upper levels took the value the store now
-    /// does not hold.
-    ///
-    /// It is not cancelled with the caller: a set cancelled while one half
-    /// waited (for a permit, a connection) failed there *because* it was
-    /// cancelled, and a remove in the same task would be cancelled too,
-    /// leaving the value the other half replaced (from an audit).
+    /// After a failed set, removes `level`'s old entry for `key` (best effort)
+    /// so no later get returns the value the set replaced; a nested composition
+    /// (error ``LevelsFailedError``) already cleaned its failed level. Not part
+    /// of this composition's write: a shared store reports it here too (and to
+    /// those the write passed through), whose upper levels took the value the
+    /// store no longer holds. Not cancelled with the caller: a set cancelled
+    /// while one half waited (a permit, a connection) failed *because* of that,
+    /// and a remove in that task would fail too, leaving the replaced value.
     private static func clean<Level: CacheLevel>(_ level: Level, _ key: Key, after error: (any Error)?) async
     where Level.Key == Key {
         guard let error, !(error is LevelsFailedError) else { return }
@@ -337,8 +306,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
                        bottom: { [lower] in await lower.onMemoryWarning() })
     }
 
-    /// Runs a clear of both levels as this composition's write, ordered
-    /// against every write and back-fill (it holds every stripe).
+    /// Clears both levels as this composition's write, holding every stripe.
     private func clearing(top: @escaping @Sendable () async -> Void, bottom: @escaping @Sendable () async -> Void) async {
         await CacheContext.writing(as: stack.writer) {
             await order.beginClear()
@@ -404,8 +372,7 @@ extension CacheLevel {
     }
 }
 
-/// A composition's two sides, without their types (for code that looks
-/// through a stack of levels, such as ``PooledCache``'s choice of clock).
+/// A composition's two sides, untyped (for code looking through a stack: ``PooledCache``'s clock).
 protocol ComposedLevels {
     var upperLevel: any CacheLevel { get }
     var lowerLevel: any CacheLevel { get }

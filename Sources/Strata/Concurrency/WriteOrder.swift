@@ -1,33 +1,22 @@
 import DequeModule
 import Synchronization
 
-/// Orders a composition's writes and back-fills, per key.
-///
-/// Two rules keep the levels of a composition from disagreeing:
-/// 1. **Writes to one key are serialised.** Keys are hashed onto stripes; a
-///    set or remove holds its stripe for the whole write (both levels), and a
-///    clear or memory warning holds every stripe. So two concurrent sets of a
-///    key can never leave one value above and the other below.
-/// 2. **A back-fill never undoes a write.** It may land only if no write to its
-///    key was in progress when the read it carries began and none has started
-///    since: each stripe counts the writes started on it, and clears move a
-///    level-wide epoch. A read takes a ``Ticket`` before it asks the lower
-///    level (`nil` when a write is in progress); the back-fill ``land(_:_:)``s
-///    with it, and the check and the upper level's write happen while it holds
-///    the stripe, so either it lands entirely before the next write (which then
-///    overwrites or removes it) or it sees that write and is dropped.
-///
+/// Orders a composition's writes and back-fills per key (an uncontended write
+/// pays two short critical sections; hits never come here), by three rules:
+/// 1. **Writes to one key are serialised.** Keys hash onto stripes; a set or
+///    remove holds its stripe for both levels, a clear (or memory warning) all:
+///    concurrent sets never leave one value above and the other below.
+/// 2. **A back-fill never undoes a write.** It lands only if no write to its
+///    key was in progress when its read began and none started since (each
+///    stripe counts writes; clears move an epoch). A read takes a ``Ticket``
+///    first (`nil` during a write); ``land(_:readStart:_:undo:)`` checks it and
+///    writes holding the stripe: wholly before the next write, or dropped.
 /// 3. **A back-fill never carries a value changed elsewhere since its read
-///    began.** A change a shared store reports for a key (another process
-///    wrote it) is noted per key (``noteChanged(_:)``), not per stripe: a
-///    store like Redis reports every write under its prefix, and dropping
-///    the back-fills of every key on the stripe would drop most of them. The
-///    most recent 4,096 changed keys are remembered by hash; a read that began
-///    before a change it can no longer look up is treated as changed (its
-///    back-fill is dropped, which only costs a later read).
-///
-/// An uncontended write pays two short critical sections; the hit path never
-/// comes here.
+///    began.** Changes a shared store reports are noted per key
+///    (``noteChanged(_:)``), not per stripe (Redis reports every write under
+///    its prefix: most back-fills would drop). The latest 4,096 are kept by
+///    hash; a read older than a forgotten change counts as changed (its
+///    back-fill dropped: only a later read lost).
 @usableFromInline
 final class WriteOrder: Sendable {
     @usableFromInline static var stripeCount: Int { 256 }
@@ -54,7 +43,6 @@ final class WriteOrder: Sendable {
         /// Times the upper level lost coherence (``noteCoherenceLost()``).
         var coherenceLost: UInt64 = 0
 
-        /// Whether the key `hash` changed after change number `since`.
         func changed(_ hash: Int, since: UInt64) -> Bool {
             if let change = changedAt[hash] { return change > since }
             return forgottenThrough > since
@@ -103,8 +91,7 @@ final class WriteOrder: Sendable {
         (key as? any Hashable)?.hashValue ?? 0
     }
 
-    /// Taken before a read of the lower level; `nil` when a write to the key's
-    /// stripe (or a clear) is in progress.
+    /// Taken before a read of the lower level; `nil` during a write to its stripe or a clear.
     @usableFromInline
     func beginRead(_ key: some Sendable) -> Ticket? {
         let hash = Self.hash(of: key)
@@ -119,8 +106,7 @@ final class WriteOrder: Sendable {
         }
     }
 
-    /// A shared store reports that `key` was changed elsewhere: back-fills
-    /// of it whose read began before are dropped.
+    /// A shared store reports `key` changed elsewhere: drops its back-fills begun before.
     @usableFromInline
     func noteChanged(_ key: some Sendable) {
         let hash = Self.hash(of: key)
@@ -128,8 +114,7 @@ final class WriteOrder: Sendable {
             state.changes &+= 1
             state.changedAt[hash] = state.changes
             state.changeOrder.append((hash, state.changes))
-            // A key changed again leaves a stale entry behind in the order:
-            // drop those now and then, so a hot key does not crowd out others.
+            // Drop superseded entries now and then: a hot key must not crowd out others.
             if state.changeOrder.count > 2 * Self.changesRemembered {
                 state.changeOrder = Deque(state.changeOrder.filter { state.changedAt[$0.hash] == $0.change })
             }
@@ -142,17 +127,14 @@ final class WriteOrder: Sendable {
         }
     }
 
-    /// Nothing keeps the upper level coherent any more (a stack above this
-    /// one went: ``CacheLevel/lostCoherence()``): back-fills whose read began
-    /// before are dropped, and one landing meanwhile is undone
-    /// (``land(_:readStart:_:undo:)``).
+    /// Nothing keeps the upper level coherent now (``CacheLevel/lostCoherence()``):
+    /// back-fills begun before are dropped, one landing meanwhile undone.
     func noteCoherenceLost() {
         state.withLock { $0.coherenceLost &+= 1 }
         noteChangedAll()
     }
 
-    /// A shared store reports that anything may have changed: every back-fill
-    /// whose read began before is dropped.
+    /// A shared store reports that anything may have changed: drops back-fills begun before.
     @usableFromInline
     func noteChangedAll() {
         state.withLock { state in
@@ -163,10 +145,8 @@ final class WriteOrder: Sendable {
         }
     }
 
-    /// Whether no write, clear or change reported from elsewhere has touched
-    /// the ticket's key since it was taken (`false` for a `nil` ticket: a
-    /// write was in progress then): what was read since is not older than
-    /// anything read before.
+    /// Whether no write, clear or reported change touched the ticket's key since
+    /// (`false` for `nil`), so what was read since is no older than before.
     func isCurrent(_ ticket: Ticket?) -> Bool {
         guard let ticket else { return false }
         return state.withLock { state in
@@ -175,10 +155,9 @@ final class WriteOrder: Sendable {
         }
     }
 
-    /// Runs `write` (the back-fill into the upper level) if the ticket is
-    /// still valid, with when the read it carries began; returns whether it
-    /// ran. If the upper level lost coherence while it ran, runs `undo`
-    /// before letting the key's stripe go: what it wrote was read before.
+    /// Runs `write` (the back-fill) with when its read began, if the ticket is
+    /// still valid; returns whether it ran. If the upper level lost coherence
+    /// meanwhile, runs `undo` before releasing the stripe (it wrote old data).
     @usableFromInline
     func land(_ ticket: Ticket, readStart: ContinuousClock.Instant? = nil,
               _ write: (ContinuousClock.Instant) async throws -> Void,
@@ -197,8 +176,7 @@ final class WriteOrder: Sendable {
         }
         guard admitted else { return false }
         defer { release(ticket.stripe) }
-        // Also when the write failed part-way (a composition writes its
-        // lower level first, then its upper one may refuse the value).
+        // Also after a partial failure (a composition writes lower, then upper may refuse).
         defer { if state.withLock({ $0.coherenceLost != ticket.coherenceLost }) { undo() } }
         try await write(startedAt)
         return true
@@ -232,8 +210,7 @@ final class WriteOrder: Sendable {
     @usableFromInline
     func endWrite(_ stripe: Int) { release(stripe) }
 
-    /// Holds every stripe for a clear, once no write or landing holds one, and
-    /// invalidates every ticket taken before. Pair with ``endClear()``.
+    /// Holds every stripe for a clear once none is held, voiding earlier tickets (``endClear()``).
     @usableFromInline
     func beginClear() async {
         _ = await whenReady { state -> Bool? in
@@ -255,8 +232,8 @@ final class WriteOrder: Sendable {
     }
 
     /// Runs `attempt` under the lock until it returns a result, parking between
-    /// tries until a landing finishes. Not cancellable: a landing is one write
-    /// of one level, and the order must hold even for a cancelled caller.
+    /// tries. Not cancellable (a landing is one write of one level): the order
+    /// must hold even for a cancelled caller.
     private func whenReady<R: Sendable>(_ attempt: (inout State) -> R?) async -> R {
         while true {
             var result: R?

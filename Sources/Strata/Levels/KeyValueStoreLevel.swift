@@ -8,32 +8,24 @@ import Darwin
 #endif
 
 /// A small persistent named domain (the Linux counterpart of Carlos's
-/// `NSUserDefaultsCacheLevel`): every entry of the domain lives in one binary
-/// property-list file, `<directory>/<name>.plist`, with an in-memory soft copy.
+/// `NSUserDefaultsCacheLevel`): all entries in one binary property list,
+/// `<directory>/<name>.plist`, with an in-memory soft copy (all that
+/// `onMemoryWarning` drops). Keys are stored by their bytes (base64).
 ///
-/// - `remove` removes from this domain's file (Carlos removed from the wrong place).
-/// - `onMemoryWarning` drops the soft copy only; the next read reloads the file.
-/// - **Processes (and several levels on one domain) agree**: every operation
-///   checks the file's identity (inode, size, modification time) and reloads
-///   the soft copy when someone else replaced the file (the version read is
-///   kept open, so no later version can get its inode: ``OpenFileVersion``); writes hold an `flock`
-///   on the directory and apply their change to the latest file, so no
-///   writer's update is lost.
+/// - **Processes (and levels on one domain) agree**: each operation reloads if
+///   the file's identity (inode, size, mtime) changed (the version read is held
+///   open so no later one gets its inode: ``OpenFileVersion``); writes hold an
+///   `flock` on the directory and change the latest file: no update is lost.
 /// - Every write rewrites the file durably (temporary file, fsync, rename,
-///   fsync of the directory), so it suits small domains (settings, tokens,
-///   feature data), not bulk data. Files are created 0600, directories 0700.
-/// - A set whose write fails (a full disk) throws
-///   ``DiskCacheError/writeFailed(path:errno:)`` and removes the value it
-///   would have replaced; every other entry stays. (When not even the smaller
-///   file can be written, as on a read-only disk, the file stays as it was.)
-/// - A deleted directory is an empty domain; the next write recreates it.
-/// - Only a missing file is an empty domain. Any other read failure throws
-///   ``DiskCacheError/readFailed(path:errno:)`` from the operation and leaves
-///   the file as it is; the next operation reads it again.
-/// - A file that reads but is not a domain is moved aside to
-///   `<name>.plist.corrupt-<seconds>` (`-1`, `-2`, … when taken; aside files
-///   never overwrite each other) and the domain starts empty.
-/// - Keys are stored by their bytes (base64), so any key is safe.
+///   directory fsync): for small domains (settings, tokens, feature data),
+///   not bulk data. Files 0600, directories 0700.
+/// - A failed write (disk full) throws ``DiskCacheError/writeFailed(path:errno:)``
+///   and removes only the value it would have replaced (unless even that
+///   fails, as on a read-only disk).
+/// - A missing file or directory is an empty domain; any other read failure
+///   throws ``DiskCacheError/readFailed(path:errno:)``, leaving the file. One
+///   that is not a domain is moved aside to `<name>.plist.corrupt-<seconds>[-n]`
+///   (never overwriting another) and the domain starts empty.
 public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>: ExpirableCacheLevel {
     struct Entry: Codable, Equatable {
         var value: Data
@@ -47,10 +39,9 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
     public let clock: any CacheClock
     public let codec: CacheCodec<Value>
     let defaultTTL: Duration?
-    /// The soft copy and the version of the file it was read from.
+    /// The soft copy and the file version it was read from (`nil`: no file).
     private struct Snapshot {
         var entries: [String: Entry]
-        /// The file version the entries were read from (`nil`: no file).
         var version: OpenFileVersion?
         var identity: FileIO.Identity? { version?.identity }
     }
@@ -60,8 +51,7 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
 
     /// - Parameters:
     ///   - name: the domain; also the file name.
-    ///   - directory: where the domain file lives (default `$XDG_CACHE_HOME/strata`;
-    ///     created 0700 if missing).
+    ///   - directory: default `$XDG_CACHE_HOME/strata`; created 0700 if missing.
     public init(name: String, directory: URL? = nil, codec: CacheCodec<Value>, defaultTTL: Duration? = nil,
                 clock: any CacheClock = SystemClock()) throws {
         let directory = directory ?? DiskCacheLevel<String, Data>.defaultDirectory(name: "kv").deletingLastPathComponent()
@@ -78,13 +68,11 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
 
     static func storageKey(_ key: Key) -> String { Data(key.cacheKeyBytes).base64EncodedString() }
 
-    /// The domain, from the soft copy if the file is still the version it was
-    /// read from, else from the file; a failed read is not cached.
+    /// The domain: the soft copy if the file is unchanged, else read (failures not cached).
     private func domain() throws -> [String: Entry] {
         let identity = FileIO.identity(file.path)
         if let copy = soft.withLock({ $0 }), copy.identity == identity { return copy.entries }
-        // Opened before reading: if the file changes meanwhile, the next
-        // call sees another identity and reads again.
+        // Opened before reading: a change meanwhile shows as a new identity.
         let version = OpenFileVersion(path: file.path)
         let loaded = try load()
         soft.withLock { $0 = Snapshot(entries: loaded, version: version) }
@@ -107,9 +95,8 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
         }
     }
 
-    /// Moves the domain file to a fresh `<file>.corrupt-<seconds>[-n]`; returns
-    /// that path. The name is reserved first (created exclusively), so the
-    /// rename never replaces another aside file.
+    /// Moves the file to a fresh `<file>.corrupt-<seconds>[-n]` and returns it; the
+    /// name is reserved first (`O_EXCL`), so the rename never replaces another.
     private func moveAside() throws -> String {
         let base = file.path + ".corrupt-\(clock.now().nanosecondsSince1970 / 1_000_000_000)"
         for attempt in 0..<10_000 {
@@ -131,14 +118,10 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
         throw DiskCacheError.writeFailed(path: base, errno: EEXIST)
     }
 
-    /// Applies `change` to the latest file under the locks and writes it; the
-    /// soft copy is updated only if the write succeeded. If it cannot be
-    /// written (a full disk) and `fallback` is given, `fallback` is applied
-    /// instead, under the same locks (so no other writer's change in between
-    /// is undone), and the first error is thrown all the same.
-    ///
-    /// A directory deleted under the level (a user cleaning `~/.cache`, a tmp
-    /// reaper) is recreated first, so writes work again (its entries went with it).
+    /// Applies `change` to the latest file under the locks and writes it (the
+    /// soft copy updated only on success); if that fails (disk full), applies
+    /// `fallback` under the same locks (undoing no other writer's change) and
+    /// throws. A deleted directory is recreated first (its entries went with it).
     private func mutate(_ change: (inout [String: Entry]) -> Void,
                         orElse fallback: ((inout [String: Entry]) -> Void)? = nil) throws {
         let directory = file.deletingLastPathComponent().path
@@ -183,8 +166,7 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
         guard let entry = try domain()[storageKey] else { return nil }
         let now = clock.now().nanosecondsSince1970
         if entry.isExpired(at: now) {
-            // Only if it is still expired in the latest file: another writer
-            // may have stored a fresh value since this read.
+            // Only if still expired in the latest file (another writer may have stored since).
             try? mutate { entries in
                 if entries[storageKey]?.isExpired(at: now) == true { entries[storageKey] = nil }
             }
@@ -215,13 +197,9 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
             throw error
         }
         let deadline = StoredDeadline.resolve(given: expiresAt, backfill: backfill) { defaultTTL.map { clock.now().advanced(by: $0) } }
-        // A deadline at or before 1970 is already past (never "no expiry").
-        // A failed write (a full disk) drops the value it replaces, with a
-        // file without it (smaller, so it may still fit), under the same
-        // locks: a failed set leaves no older value to serve, and no other
-        // writer's set made meanwhile is undone.
-        // A back-fill replaces no live value: another writer stored it after
-        // the read missed, so it is newer (``Backfill``).
+        // At or before 1970 is already past (never "no expiry"). A failed write
+        // drops the old value instead (a smaller file may still fit). A back-fill
+        // replaces no live value: it was stored after the read missed (``Backfill``).
         let storageKey = Self.storageKey(key)
         var declined = false
         try mutate({ entries in
@@ -240,8 +218,7 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
         try mutate { $0[storageKey] = nil }
     }
 
-    /// Empties the domain. When the file cannot be read, it is left as it is
-    /// (and the failure logged).
+    /// Empties the domain; a file that cannot be read is left (failure logged).
     public func clear() async {
         do { try mutate { $0.removeAll() } } catch {
             logger.warning("clearing the domain failed", metadata: ["file": "\(file.path)", "error": "\(error)"])

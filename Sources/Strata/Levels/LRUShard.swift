@@ -5,8 +5,7 @@ import Darwin
 #endif
 import Synchronization
 
-/// A key with its hash computed once: the shard is chosen from the same hash
-/// the shard's dictionary uses, so a lookup hashes the user's key only once.
+/// A key with its hash computed once, for both the shard choice and its index.
 @usableFromInline
 struct HashedKey<Key: Hashable>: Hashable {
     @usableFromInline let key: Key
@@ -48,20 +47,15 @@ struct LRUNode<Key: Hashable, Value> {
     }
 }
 
-/// The state of one shard: a dictionary into an index-linked LRU list, most
-/// recent at `head`.
-///
-/// Reads are recorded lazily: a hit stamps its node and appends to `readLog`
-/// instead of relinking the list (that write touches three other nodes and
-/// costs more than the look-up). The log is replayed in order, skipping
-/// entries a later read superseded, before any write to the list, when it is
-/// full, and before the evictor trusts `tail`. After a replay the list is
-/// ordered by stamp, exactly as if every read had moved its node.
+/// One shard's state: an index into an index-linked LRU list, most recent at
+/// `head`. A hit stamps its node and logs it in `readLog` (relinking touches
+/// three other nodes, costing more than the look-up); the log is replayed in
+/// order, skipping superseded reads, before any list write, when full, and
+/// before the evictor trusts `tail`, leaving the list exactly ordered by stamp.
 @usableFromInline
 struct LRUShardState<Key: Hashable, Value> {
-    /// Open-addressing index (linear probing, backward-shift deletion) from
-    /// the key's precomputed hash to node index + 1 (0 = empty). Using our own
-    /// table means a look-up hashes the user's key once, not twice.
+    /// Open-addressing index (linear probing, backward-shift deletion) from the
+    /// precomputed hash to node index + 1 (0 = empty): keys are hashed once.
     @usableFromInline var slots: [Int32] = []
     @usableFromInline var slotShift: UInt64 = 64
     @usableFromInline var liveCount = 0
@@ -73,20 +67,15 @@ struct LRUShardState<Key: Hashable, Value> {
     @usableFromInline var lastStamp: UInt64 = 0
     /// How many hits wait in the shard's ``LRUShard/policyReads`` buffer.
     @usableFromInline var policyReadCount = 0
-    /// Whether the shard links its entries in recency order (`.lru`). Under
-    /// `.adaptive` the policy orders them, and linking each new entry into a
-    /// list nobody reads touched two more nodes per evicting set (the head's,
-    /// and the victim's neighbours').
+    /// Whether entries are linked in recency order (`.lru`; under `.adaptive`
+    /// an unread list cost two more node touches per evicting set).
     @usableFromInline var keepsOrder = true
-    /// Changes whenever a key comes or goes (an insert, a removal, a
-    /// clearing): a look-up made at one generation holds while it lasts.
+    /// Changes whenever a key comes or goes: a look-up holds while it lasts.
     @usableFromInline var generation: UInt64 = 0
 
-    /// The next access stamp: the system's monotonic clock in nanoseconds,
-    /// forced above this shard's previous stamp. The clock is the same on
-    /// every core and needs no shared write (a level-wide counter made two
-    /// threads bounce one cache line on every read), and it orders the
-    /// operations of one task exactly even when the task changes threads.
+    /// The next access stamp: the monotonic clock (ns), forced above the last.
+    /// No shared write (a level-wide counter bounced a line per read), and a
+    /// task's operations are ordered exactly even across threads.
     @inlinable mutating func nextStamp() -> UInt64 {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
@@ -95,19 +84,16 @@ struct LRUShardState<Key: Hashable, Value> {
         return lastStamp
     }
 
-    /// A fresh token for a node written under `.adaptive` (which does not
-    /// use stamps): it tells a pending policy write whether it is still the
-    /// node's latest (see ``PendingPolicyWrite``).
+    /// A fresh token for a node written under `.adaptive` (no stamps there),
+    /// telling a ``PendingPolicyWrite`` whether it is still the node's latest.
     @inlinable mutating func nextToken() -> UInt64 {
         lastStamp &+= 1
         return lastStamp
     }
 
-    /// Under `.adaptive`: stores `value` for `key`, in place or as a new
-    /// node the policy has not seen yet (`policyID` -1), with a fresh token.
-    /// Returns the node and the change in count and cost.
-    /// `lookedUp` is a look-up of `key` made earlier (its generation and
-    /// node): still valid, it saves finding the key again.
+    /// Under `.adaptive`: stores `value` in place or as a node new to the policy
+    /// (`policyID` -1) with a fresh token; returns the node and count and cost
+    /// deltas. A still-valid `lookedUp` (generation, node) saves a look-up.
     @inlinable mutating func write(
         _ key: HashedKey<Key>, _ value: Value, cost: Int, expiresAt: Int64,
         lookedUp: (generation: UInt64, node: Int32?)? = nil
@@ -135,7 +121,6 @@ struct LRUShardState<Key: Hashable, Value> {
         Int(truncatingIfNeeded: (UInt64(UInt(bitPattern: hash)) &* 0x9E37_79B9_7F4A_7C15) >> slotShift)
     }
 
-    /// The node index for `key`, if present.
     @inlinable func find(_ key: HashedKey<Key>) -> Int32? {
         if slots.isEmpty { return nil }
         let mask = slots.count - 1
@@ -206,9 +191,7 @@ struct LRUShardState<Key: Hashable, Value> {
 
     @usableFromInline static var policyReadCapacity: Int { 32 }
 
-    /// Records a hit for the adaptive policy in `buffer` (the shard's);
-    /// returns whether it is now full (time to drain it). A hit finding it
-    /// full is dropped.
+    /// Records a policy hit in the shard's `buffer` (dropped if full); returns whether now full.
     @inlinable mutating func recordPolicyRead(_ i: Int32, hash: Int, in buffer: PolicyReadBuffer) -> Bool {
         let capacity = Self.policyReadCapacity
         let count = policyReadCount
@@ -218,7 +201,6 @@ struct LRUShardState<Key: Hashable, Value> {
         return count + 1 >= capacity
     }
 
-    /// Replays recorded reads so the list order reflects them.
     @inlinable mutating func applyReads() {
         guard !readLog.isEmpty else { return }
         for (i, stamp) in readLog where nodes[Int(i)].key != nil && nodes[Int(i)].stamp == stamp && head != i {
@@ -257,8 +239,7 @@ struct LRUShardState<Key: Hashable, Value> {
         }
     }
 
-    /// Inserts `node` (moved in: copying it would retain its key and value
-    /// only to release the originals).
+    /// Inserts `node`, moved in (a copy would retain key and value to release them).
     @inlinable @discardableResult mutating func insert(_ node: consuming LRUNode<Key, Value>) -> Int32 {
         generation &+= 1
         reserveSlot()
@@ -303,27 +284,21 @@ struct LRUShardState<Key: Hashable, Value> {
     }
 }
 
-/// A shard: its state behind a lock, plus its least-recent stamp published
-/// for the evictor, which compares shards without locking them.
+/// A shard: its state behind a lock, and its tail stamp published for the lock-free evictor.
 @usableFromInline
 final class LRUShard<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     @usableFromInline let state: Mutex<LRUShardState<Key, Value>>
-    /// Keeps `tailStamp` off the lines a write to the state dirties: the
-    /// evictor reads every shard's stamp for every eviction, and a stamp
-    /// beside the state made it miss on each shard a writer had touched.
+    /// Keeps `tailStamp` off the lines a state write dirties: the evictor reads
+    /// every shard's per eviction, and missed on each one a writer had touched.
     @usableFromInline let stampPadding = CacheLinePadding()
     @usableFromInline let tailStamp = Atomic<UInt64>(.max)
-    /// Non-zero while hits wait in `policyReads` (written under `state`'s
-    /// lock; read without it to skip empty shards when draining).
+    /// Non-zero while hits wait in `policyReads` (set under the lock; drains skip empty shards).
     @usableFromInline let pendingReads = Atomic<Int>(0)
-    /// Hits waiting for the adaptive policy: a lossy buffer, drained under
-    /// the level's policy lock; reads past its capacity are dropped rather
-    /// than waited for. Outside `state` so that the state stays small.
+    /// Hits waiting for the adaptive policy: lossy (past capacity dropped, not
+    /// waited for), drained under the policy lock; outside `state` to keep it small.
     @usableFromInline let policyReads = PolicyReadBuffer(capacity: LRUShardState<Key, Value>.policyReadCapacity)
-    /// 128 bytes after the hot fields: shards are allocated one after
-    /// another, and without it a shard's lock word could share a cache line
-    /// (or an adjacent-line prefetch pair) with its neighbour's, so two
-    /// threads on different shards would still bounce one line.
+    /// 128 bytes after the hot fields: shards are allocated back to back, and a lock
+    /// word sharing a line (or prefetch pair) with the next shard's bounced.
     @usableFromInline let padding = (CacheLinePadding(), CacheLinePadding())
 
     /// A shard; `keepsOrder` links its entries in recency order (`.lru`).
@@ -335,10 +310,8 @@ final class LRUShard<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     deinit { policyReads.deallocate() }
 
-    /// Replays pending reads, then publishes the tail's stamp. Replaying first
-    /// keeps the invariant the evictor relies on: a published stamp is never
-    /// newer than the shard's real least-recent entry (a read tail node carries
-    /// a fresh stamp until the list is replayed).
+    /// Replays pending reads, then publishes the tail's stamp, which the evictor
+    /// needs never newer than the real tail's (a read tail is fresh until replayed).
     @inlinable func publishTail(_ state: inout LRUShardState<Key, Value>) {
         state.applyReads()
         // Stored only when it changes: the evictor reads every shard's.
@@ -358,12 +331,9 @@ struct PolicyRead: Sendable {
     }
 }
 
-/// A shard's fixed buffer of hits for the adaptive policy, allocated once.
-///
-/// `@unchecked Sendable` is safe because the slots are read and written only
-/// by code holding the owning shard's `state` lock (``LRUShardState/recordPolicyRead(_:hash:in:)``
-/// and the level's drain, which also keeps the count in that state), and
-/// freed in the shard's `deinit`, when no one can hold that lock.
+/// A shard's fixed buffer of hits for the adaptive policy. `@unchecked Sendable`:
+/// used only under the shard's `state` lock (``LRUShardState/recordPolicyRead(_:hash:in:)``,
+/// the drain) and freed in its `deinit`, when no one can hold it.
 @usableFromInline
 struct PolicyReadBuffer: @unchecked Sendable {
     @usableFromInline let slots: UnsafeMutablePointer<PolicyRead>

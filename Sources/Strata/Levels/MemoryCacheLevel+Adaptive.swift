@@ -5,19 +5,16 @@ import Darwin
 #endif
 import Synchronization
 
-/// The memory level under ``EvictionPolicy/adaptive``: shards hold the
-/// entries, ``AdaptivePolicy`` (behind `adaptive`) decides which stay.
-/// Writes take the policy lock, then one shard's; a write that finds the
-/// policy held by another thread goes into its shard alone and into
-/// `pendingWrites`, which that thread applies before it lets go. Reads take
-/// only the shard's lock and leave their hit in its lossy buffer.
+/// The memory level under ``EvictionPolicy/adaptive``: shards hold entries,
+/// ``AdaptivePolicy`` (behind `adaptive`) decides which stay. Writes take the
+/// policy lock, then a shard's; one finding the policy held goes into its
+/// shard and `pendingWrites`, applied by the holder before it lets go. Reads
+/// take only the shard's lock and leave their hit in its lossy buffer.
 extension MemoryCacheLevel {
-    /// Sets that admission declined (or that were evicted again before their
-    /// first hit in favour of more frequently requested entries), since creation.
+    /// Sets admission declined (or evicted before their first hit for more requested entries).
     public var admissionsRejected: Int { withPolicy { $0.admissionsRejected } }
 
-    /// The admission window's current share of the capacity (0...1), or
-    /// nil under ``EvictionPolicy/lru``.
+    /// The admission window's share of the capacity (0...1); nil under ``EvictionPolicy/lru``.
     public var windowShare: Double? {
         guard isAdaptive else { return nil }
         return withPolicy { $0.adapter.share }
@@ -44,8 +41,7 @@ extension MemoryCacheLevel {
         return entry
     }
 
-    /// Publishes that a shard's buffer holds reads once it stops being empty
-    /// (call with the shard's lock held, after recording).
+    /// Publishes that a shard's buffer became non-empty (under its lock, after recording).
     @inlinable @inline(__always)
     func notePendingReads(_ count: Int, in shard: LRUShard<Key, Value>) {
         guard count == 1 else { return }
@@ -57,13 +53,10 @@ extension MemoryCacheLevel {
     /// Applies every buffered hit to the policy (call with its lock held).
     @inlinable
     func drainReads(_ policy: inout AdaptivePolicy) {
-        // A buffer filled after this exchange sets the flag again for the next drain.
-        // Looked at before the exchange: a locked instruction on every write
-        // otherwise. (A flag set after the look is left for the next drain,
-        // as one set after the exchange would be.)
+        // Loaded before the exchange (else a locked instruction per write); a
+        // flag set after the load or the exchange is left for the next drain.
         guard readsPending.load(ordering: .relaxed), readsPending.exchange(false, ordering: .acquiring) else { return }
-        // Borrowed from the array's buffer, so that checking 16 shards does
-        // not retain and release each of them.
+        // Borrowed, so checking 16 shards does not retain and release each.
         shards.withUnsafeBufferPointer { shards in
             for index in shards.indices where shards[index].pendingReads.load(ordering: .relaxed) > 0 {
                 drainReads(of: shards[index], into: &policy)
@@ -71,8 +64,8 @@ extension MemoryCacheLevel {
         }
     }
 
-    /// Applies one shard's buffered hits (a reader that filled its buffer
-    /// drains only that one, so readers of other shards are not locked out).
+    /// Applies one shard's buffered hits (a reader that filled its buffer drains
+    /// only that one, not locking out other shards' readers).
     @inlinable
     func drainReads(of shard: LRUShard<Key, Value>, into policy: inout AdaptivePolicy) {
         shard.state.withLock { state in
@@ -89,8 +82,7 @@ extension MemoryCacheLevel {
     ) {
         // 0 means "never"; a deadline at or before 1970 is already past.
         let expires = deadline.map { max($0.nanosecondsSince1970, 1) } ?? 0
-        // Replacing a value of the same cost changes nothing the policy
-        // weighs: it is recorded like a hit, without the policy lock.
+        // A same-cost replacement changes nothing the policy weighs: a hit, no policy lock.
         let (replaced, full, lookedUp) = shard.state.withLock { state -> (Bool, Bool, (generation: UInt64, node: Int32?)) in
             let found = state.find(hashed)
             guard let i = found, state.nodes[Int(i)].cost == cost else { return (false, false, (state.generation, found)) }
@@ -106,13 +98,10 @@ extension MemoryCacheLevel {
             }
             return
         }
-        // With the policy lock free, the write reaches shard and policy
-        // together. If another thread holds it, the write goes into the shard
-        // now and into `pendingWrites` for that thread to apply, so writers
-        // do not queue behind each other's policy work; the level may then
-        // be over its limits until the holder evicts (at most
-        // `pendingWriteLimit` writes, or the slack of `isFarOverLimits`,
-        // behind: past that a writer waits for the holder to catch up).
+        // Policy lock free: shard and policy together. Held: into the shard now
+        // and `pendingWrites` for the holder (writers do not queue on each other's
+        // policy work); the level may be over its limits until the holder evicts,
+        // by at most `pendingWriteLimit` writes or the slack of `isFarOverLimits`.
         let appliedNow: Void? = withPolicyUnlessBusy { policy in
             drainReads(&policy)
             applyPendingWrites(&policy)
@@ -136,9 +125,7 @@ extension MemoryCacheLevel {
                 return pending.count
             }
             if backlog > Self.pendingWriteLimit || isFarOverLimits {
-                // Too far behind to leave to the holder: wait until it has
-                // caught up (queueing on its lock would hand the lock back
-                // and forth), then settle what is left.
+                // Too far behind: wait for the holder as `evict()` waits for the evictor.
                 while policyBusy.load(ordering: .sequentiallyConsistent)
                     && (pendingWriteCount.load(ordering: .sequentiallyConsistent) > Self.pendingWriteLimit || isFarOverLimits) {
                     sched_yield()
@@ -151,8 +138,7 @@ extension MemoryCacheLevel {
     /// Writes that may wait for the policy before a writer waits for its lock.
     @inlinable static var pendingWriteLimit: Int { 64 }
 
-    /// Applies what waits for the policy (buffered hits, pending writes) and
-    /// evicts down to the limits. Call with the policy lock held.
+    /// Drains hits, applies pending writes and evicts to the limits (policy lock held).
     @inlinable
     func maintain(_ policy: inout AdaptivePolicy) {
         drainReads(&policy)
@@ -181,8 +167,7 @@ extension MemoryCacheLevel {
         }
     }
 
-    /// A node just written reaches the policy: a new one is inserted, one the
-    /// policy knows has its cost updated and counts as a use.
+    /// Gives the policy a node just written: inserted if new, else its cost updated (a use).
     @inlinable
     func give(
         _ i: Int32, hash: Int, of state: inout LRUShardState<Key, Value>, to policy: inout AdaptivePolicy
@@ -195,19 +180,15 @@ extension MemoryCacheLevel {
         }
     }
 
-    /// Evicts what the policy chooses until it is within the limits and
-    /// returns how many entries, and how much cost, left the shards. An
-    /// entry leaves with the cost its shard holds (a change of cost may
-    /// still wait for the policy). The caller takes them off the level's
-    /// totals, with its own write's change: the totals are the line every
-    /// writer adds to, so an evicting set touches it once, or not at all
-    /// when the two cancel out.
+    /// Evicts what the policy chooses until within the limits; returns the
+    /// entries and cost that left the shards (the shard's cost: a change may
+    /// still wait for the policy), for the caller to take off the totals with
+    /// its own change: that hot line touched once, or not at all if they cancel.
     @inlinable
     func evictOverLimits(_ policy: inout AdaptivePolicy) -> (count: Int, cost: Int) {
         var evicted = 0, evictedCost = 0
         policy.evict { exit in
-            // The entry is at the slot the policy was given for it; a node
-            // there with another policy id is some other entry.
+            // A node at the policy's slot with another policy id is another entry.
             let cost = withShard(forHash: exit.hash) { shard in shard.state.withLock { state -> Int? in
                 let i = Int(exit.slot)
                 guard i >= 0, i < state.nodes.count, state.nodes[i].policyID == exit.id,
@@ -223,8 +204,7 @@ extension MemoryCacheLevel {
         return (evicted, evictedCost)
     }
 
-    /// Runs `body` with the policy lock, then applies what writers left
-    /// pending meanwhile (see ``settlePendingWrites()``).
+    /// Runs `body` with the policy lock, then ``settlePendingWrites()``.
     @inlinable
     func withPolicy<R>(_ body: (inout AdaptivePolicy) -> R) -> R {
         let result = holdingPolicy(body)
@@ -233,10 +213,8 @@ extension MemoryCacheLevel {
     }
 
     /// Runs `body` with the policy lock unless another thread holds it (then
-    /// nil). It does not try the lock: a failed try is a system call with
-    /// `Mutex` on Linux (`FUTEX_TRYLOCK_PI`); it reads `policyBusy` and
-    /// waits for the lock only in the moment a holder takes or leaves it.
-    /// The caller settles pending writes after.
+    /// nil; the caller settles pending writes). Reads `policyBusy`, no try-lock (a
+    /// failed try is a syscall with Linux `Mutex`): waits only as a holder comes or goes.
     @inlinable
     func withPolicyUnlessBusy<R>(_ body: (inout AdaptivePolicy) -> R) -> R? {
         guard !policyBusy.load(ordering: .sequentiallyConsistent) else { return nil }
@@ -252,12 +230,11 @@ extension MemoryCacheLevel {
         }
     }
 
-    /// Applies writes left pending while another thread held the policy
-    /// lock, unless a holder will (`policyBusy`): every holder clears the flag
-    /// before releasing and then comes here, so no write waits for the next
-    /// one. (A writer adds its record, then finds the flag set; the holder
-    /// clears it, then reads the count: with sequentially consistent accesses
-    /// the holder sees the record.)
+    /// Applies writes left pending while another thread held the policy, unless
+    /// a holder will (`policyBusy`): every holder clears the flag before
+    /// releasing, then comes here, so none waits for the next holder. (A writer
+    /// adds its record, then sees the flag; the holder clears it, then reads
+    /// the count: sequentially consistent, it sees the record.)
     @inlinable
     func settlePendingWrites() {
         while pendingWriteCount.load(ordering: .sequentiallyConsistent) > 0 {
@@ -265,8 +242,7 @@ extension MemoryCacheLevel {
         }
     }
 
-    /// Removes `hashed` from its shard and the policy; with a time, only if
-    /// the entry has expired by then (it may have been replaced meanwhile).
+    /// Removes `hashed` from shard and policy; with `now`, only if expired by then (may be replaced).
     @inlinable
     func adaptiveRemove(_ hashed: HashedKey<Key>, in shard: LRUShard<Key, Value>, onlyIfExpiredAt now: Int64?) {
         withPolicy { policy in

@@ -7,39 +7,28 @@ import Synchronization
 
 /// Errors of ``MemoryCacheLevel``.
 public enum MemoryCacheError: Error, Equatable, Sendable {
-    /// The value alone costs more than the whole capacity; it was not stored,
-    /// and an earlier value for the key, if any, was removed (the level never
-    /// serves a value older than the last set).
+    /// The value alone costs more than the capacity: not stored, any earlier one removed.
     case valueTooLarge(cost: Int, capacity: Int)
     /// The cost closure returned a negative cost; the value was not stored.
     case negativeCost(cost: Int)
 }
 
-/// An in-memory level with a byte capacity, an optional count limit, an
-/// eviction policy over the whole level, and optional expiry.
+/// An in-memory level: byte capacity (``CacheCost`` or a closure; inclusive:
+/// 300 holds three 100-byte values), optional count limit, level-wide
+/// eviction policy, optional expiry. ``onMemoryWarning()`` empties it.
 ///
-/// - Cost is bytes (``CacheCost``, or a closure); the limit is inclusive:
-///   capacity 300 holds three 100-byte values.
-/// - ``EvictionPolicy/adaptive`` (the default) is W-TinyLFU with an
-///   adaptive window: a new value may be declined in favour of one requested
-///   more often (``admissionsRejected``). ``EvictionPolicy/lru`` keeps every
-///   set and evicts the least recently used entry.
-/// - Reads count as use: every hit reaches the policy before the next
-///   eviction decision (under contention, some hits may go uncounted).
-/// - Entries live in 16 shards, each behind its own lock, so two threads
-///   rarely meet. Under `.adaptive` a read leaves its hit in its shard's
-///   buffer for the policy. Under `.lru` accesses are stamped with the
-///   system's monotonic clock (no shared counter to bounce between cores),
-///   which orders entries across shards; the evictor removes the globally
-///   least recently used one.
-/// - ``onMemoryWarning()`` empties it.
+/// - ``EvictionPolicy/adaptive`` (default): W-TinyLFU with an adaptive window;
+///   a new value may be declined for a more requested one (``admissionsRejected``).
+///   ``EvictionPolicy/lru``: keeps every set, evicts the least recently used.
+/// - Every hit reaches the policy before the next eviction (some may go
+///   uncounted under contention). 16 shards, each behind its own lock:
+///   `.adaptive` reads buffer their hit in the shard; `.lru` stamps accesses with
+///   the monotonic clock (no shared counter), ordering entries across shards.
 public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: ExpirableCacheLevel {
     @usableFromInline static var shardCount: Int { 16 }
 
-    // Stored properties in groups by who writes them, a cache line apart:
-    // read-only ones every call reads; the totals every write adds to; the
-    // evictor's; the adaptive policy's. (A write to any of them used to
-    // evict `shards` from the other core's cache.)
+    // Grouped by who writes them, a cache line apart (else a write evicts
+    // `shards` from other cores): read-only; totals; evictor's; policy's.
     @usableFromInline let shards: [LRUShard<Key, Value>]
     @usableFromInline let padding0 = CacheLinePadding()
     @usableFromInline let costTotal = Atomic<Int>(0)
@@ -47,40 +36,29 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     @usableFromInline let padding1 = CacheLinePadding()
     @usableFromInline let evictionTotal = Atomic<Int>(0)
     @usableFromInline let evictionLock = Mutex(())
-    /// Set while a thread holds `evictionLock` (under `.lru`): a writer that
-    /// finds it set leaves the eviction its write calls for to that thread.
+    /// Set while a thread holds `evictionLock` (`.lru`): writers leave their eviction to it.
     @usableFromInline let evictorBusy = Atomic<Bool>(false)
-    /// When a writer last left its eviction to a busy evictor (monotonic
-    /// nanoseconds; 0: not since the last holder looked). The next holder of
-    /// `evictionLock` clears it and, if it is recent (``contentionWindow``),
-    /// evicts with headroom (see ``evictWhileOverLimits(headroom:)``).
+    /// When a writer last left its eviction to a busy evictor (monotonic ns;
+    /// 0: none since the last holder looked); see ``tookContention()``.
     @usableFromInline let evictionContendedAt = Atomic<UInt64>(0)
     @usableFromInline let padding2 = CacheLinePadding()
     @usableFromInline let costOf: @Sendable (Value) -> Int
     @usableFromInline let defaultTTL: Duration?
-    /// The adaptive policy's state (unused under `.lru`); lock order: this,
-    /// then `pendingWrites`, then a shard.
+    /// The adaptive policy's state (unused under `.lru`). Lock order: this, `pendingWrites`, a shard.
     @usableFromInline let adaptive: Mutex<AdaptivePolicy>
-    /// Set when a shard's read buffer goes from empty to not (under
-    /// `.adaptive`), cleared by the full drain before a policy decision, so
-    /// that a run of writes does not look at 16 empty buffers each time.
+    /// Some shard's read buffer is non-empty (`.adaptive`): writes skip scanning 16 empty ones.
     @usableFromInline let readsPending = Atomic<Bool>(false)
-    /// Writes waiting for the policy (under `.adaptive`): made while another
-    /// thread held `adaptive`, applied by its next holder. Lock order:
-    /// `adaptive`, then this, then a shard.
+    /// Writes made while another thread held `adaptive`, applied by its next holder.
     @usableFromInline let pendingWrites = Mutex<[PendingPolicyWrite]>([])
     /// How many writes `pendingWrites` holds, readable without its lock.
     @usableFromInline let pendingWriteCount = Atomic<Int>(0)
-    /// Set while a thread holds `adaptive`: a writer that finds it set leaves
-    /// its write pending for that thread instead of waiting for the lock.
+    /// Set while a thread holds `adaptive`: writers leave their write pending for it.
     @usableFromInline let policyBusy = Atomic<Bool>(false)
     @usableFromInline let padding3 = CacheLinePadding()
     @usableFromInline let isAdaptive: Bool
-    /// The level's read and write paths compiled for the concrete `Key` and
-    /// `Value` where the level was created (``MemoryCacheLevel/init(name:capacity:countLimit:policy:defaultTTL:clock:cost:)``
-    /// is `@inlinable`, so it is specialised there). Code that reaches the level without knowing its
-    /// types (`any CacheLevel`, an unspecialised generic caller in another
-    /// module) calls these instead of the generic path; see ``getIfPresent(_:)``.
+    /// Paths compiled for the concrete types where the level was created (the
+    /// `@inlinable` init is specialised there), for callers that do not know
+    /// them (`any CacheLevel`, unspecialised generics); see ``getIfPresent(_:)``.
     @usableFromInline let specialised: SpecialisedPaths<Key, Value>
 
     /// How this level chooses what to evict.
@@ -90,9 +68,8 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     public let capacity: Int
     /// The most entries kept, if limited.
     public let countLimit: Int?
-    /// The largest capacity or count limit (2^56, about 7.2e16): larger ones,
-    /// such as `Int.max` for "limit by count only", are taken as this, so
-    /// that totals and limits plus their slack cannot overflow.
+    /// The largest capacity or count limit (2^56, about 7.2e16); larger ones
+    /// (`Int.max`: "count only") are clamped so totals plus slack cannot overflow.
     public static var largestLimit: Int { 1 << 56 }
     public let clock: any CacheClock
     public let name: String
@@ -128,9 +105,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         )
     }
 
-    /// Whether this code was compiled for concrete `Key` and `Value` (true
-    /// once specialised; false in the generic body that witness tables and
-    /// unspecialised callers reach).
+    /// Compiled for concrete `Key` and `Value` (false in the generic body witness tables reach).
     @inlinable @inline(__always)
     var isSpecialised: Bool { _isConcrete(Key.self) && _isConcrete(Value.self) }
 
@@ -138,13 +113,11 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     public var count: Int { entryTotal.load(ordering: .relaxed) }
     /// Bytes currently stored.
     public var totalCost: Int { costTotal.load(ordering: .relaxed) }
-    /// Entries evicted for capacity or count since creation (under `.adaptive`,
-    /// including new entries that admission declined).
+    /// Entries evicted for capacity or count (under `.adaptive`, with declined new ones).
     public var evictions: Int { evictionTotal.load(ordering: .relaxed) }
 
-    /// Runs `body` with the shard of `key`, borrowed from the array's buffer:
-    /// taking it out of the array retains and releases it, an atomic write to
-    /// the shard's header on every read that two threads then fight over.
+    /// Runs `body` with `key`'s shard borrowed from the array's buffer: taking
+    /// it out retains and releases it, an atomic write threads fight over.
     @inlinable @inline(__always)
     func withShard<R>(for key: HashedKey<Key>, _ body: (LRUShard<Key, Value>) -> R) -> R {
         withShard(forHash: key.hash, body)
@@ -180,8 +153,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
                 shard.publishTail(&state)
                 return (nil, cost)
             }
-            // The published tail stamp may now be older than the truth; the
-            // evictor replays the log before it relies on it.
+            // The published tail stamp may now be too old; the evictor replays first.
             state.recordRead(i, stamp: state.nextStamp())
             let deadline = expiresAt == 0 ? nil : CacheInstant(nanosecondsSince1970: expiresAt)
             return (CacheEntry(value: state.nodes[Int(i)].value!, expiresAt: deadline), nil)
@@ -227,8 +199,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     @inlinable
     public func store(_ value: Value, forKey key: Key, expiresAt: CacheInstant? = nil, backfill: Bool = false) throws {
         let cost = costOf(value)
-        // A refused value leaves no older one behind (a failed set never
-        // leaves the value it was replacing readable).
+        // A refused value leaves no older one behind.
         guard cost >= 0 else {
             removeStored(key)
             throw MemoryCacheError.negativeCost(cost: cost)
@@ -268,27 +239,21 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
 
     @inlinable
     func account(count: Int, cost: Int) {
-        // Sequentially consistent (the same instruction as relaxed on x86):
-        // an evictor re-reads the totals after releasing its lock, and must
-        // see every write that left its eviction to it (see `evict()`).
+        // Sequentially consistent (as cheap as relaxed on x86): see `evict()`.
         if count != 0 { entryTotal.add(count, ordering: .sequentiallyConsistent) }
         if cost != 0 { costTotal.add(cost, ordering: .sequentiallyConsistent) }
     }
 
-    /// Whether the level holds more than its limits plus the slack that
-    /// concurrent writers may leave to the thread already evicting (1/32 of
-    /// each limit): past it a writer waits for that thread to catch up, so
-    /// writers cannot outrun the evictor.
+    /// Over the limits plus the slack writers may leave to a busy evictor
+    /// (1/32 of each): past it a writer waits, so none outruns the evictor.
     @inlinable
     var isFarOverLimits: Bool { isOverLimits(excluding: 0, cost: 0, slack: true) }
 
-    /// Whether the level holds more than its limits allow.
     @inlinable
     var isOverLimits: Bool { isOverLimits(excluding: 0, cost: 0, slack: false) }
 
-    /// Whether the level would be over its limits (plus 1/32 of each with
-    /// `slack`) without `count` entries costing `cost` that are gone but not
-    /// yet taken off the totals.
+    /// Whether the level would be over its limits (plus 1/32 with `slack`)
+    /// without `count` entries costing `cost` gone but not yet off the totals.
     @inlinable
     func isOverLimits(excluding count: Int, cost: Int, slack: Bool) -> Bool {
         if costTotal.load(ordering: .sequentiallyConsistent) - cost > capacity + (slack ? capacity / 32 : 0) { return true }
@@ -296,38 +261,28 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         return entryTotal.load(ordering: .sequentiallyConsistent) - count > countLimit + (slack ? countLimit / 32 : 0)
     }
 
-    /// Removes least-recently-used entries, across all shards, until the level
-    /// is within its limits. (`@inlinable` so it is compiled for the concrete
-    /// types with the set that calls it: unspecialised, an evicting set cost
-    /// 16x a replacing one, nearly all of it generic metadata and witness calls.)
-    ///
-    /// A writer that finds another thread evicting leaves its eviction to it
-    /// rather than queueing for the lock (two writers taking turns at it cost
-    /// more than one doing both), unless the level is past the slack of
-    /// ``isFarOverLimits``: the evictor clears `evictorBusy` before it
-    /// releases the lock and then checks the limits again, and with
-    /// sequentially consistent accesses it sees the totals of every write
-    /// that found the flag set.
+    /// Removes least-recently-used entries across all shards until within the
+    /// limits (`@inlinable`: unspecialised, an evicting set cost 16x a replacing one).
+    /// A writer finding another thread evicting leaves its eviction to it (two
+    /// taking turns at the lock cost more than one doing both), unless past
+    /// ``isFarOverLimits``: the evictor clears `evictorBusy` before unlocking,
+    /// then re-checks the limits, seeing (sequentially consistent) the totals
+    /// of every write that found the flag set.
     @inlinable
     func evict() { evict(thenWhileHolding: nil) }
 
-    /// ``evict()``; `body`, if given, runs once with the lock still held
-    /// after the first pass (tests: a write made there must be evicted for).
+    /// ``evict()``; `body` runs once after the first pass, lock held (tests: evict for its write).
     @inlinable
     func evict(thenWhileHolding body: (() -> Void)?) {
         var body = body
-        // Passes that found nothing to evict although the totals say the
-        // level is over (a remover has emptied a shard and not yet taken its
-        // entry off the totals): a second one in a row ends the loop, which
-        // would otherwise spin until the remover runs.
+        // Empty passes though the totals say over (a remover not yet off the
+        // totals): two in a row end the loop rather than spin until it runs.
         var emptyPasses = 0
         while (isOverLimits || body != nil) && emptyPasses < 2 {
             if evictorBusy.load(ordering: .sequentiallyConsistent) {
                 evictionContendedAt.store(monotonicNanoseconds(), ordering: .relaxed)
                 guard isFarOverLimits else { return }
-                // Too far over to leave to the evictor: wait until it has
-                // caught up (queueing on its lock would hand the lock back
-                // and forth), then go round again.
+                // Too far over: wait for the evictor (queueing on its lock hands it back and forth).
                 while evictorBusy.load(ordering: .sequentiallyConsistent) && isFarOverLimits { sched_yield() }
                 continue
             }
@@ -344,9 +299,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// The most entries an evictor with headroom takes beyond the limits.
     @inlinable static var headroomEntries: Int { 16 }
 
-    /// How recently a writer must have met the evictor for the next one to
-    /// take headroom: a mark left by contention long over (its evictor
-    /// finished without looking) does not make a lone thread's eviction inexact.
+    /// How recently a writer must have met the evictor for headroom (else lone eviction stays exact).
     @inlinable static var contentionWindow: UInt64 { 1_000_000 }
 
     /// Whether a writer met the evictor within ``contentionWindow``; clears
@@ -359,26 +312,18 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         return monotonicNanoseconds() &- at < Self.contentionWindow
     }
 
-    /// The body of ``evict()``, with `evictionLock` held. Returns whether it
-    /// stopped over the limits because every shard was empty.
-    ///
-    /// With `headroom` (a writer found the previous evictor busy: writers
-    /// are meeting here), it goes on past the limits, taking up to
-    /// ``headroomEntries`` more least-recently-used entries while the level
-    /// stays within 1/64 of one of its limits after each (an entry that
-    /// would take it further below ends the headroom: with unequal costs,
-    /// one large entry must not empty the level). The writers that follow then find
-    /// room and skip the lock, instead of taking turns at it once per set
-    /// (each turn moves the lock, the totals and the shards' stamps to the
-    /// other core). A single thread never meets another here, so alone the
-    /// level evicts exactly to its limits and replays a trace as exact LRU.
+    /// The body of ``evict()``, with `evictionLock` held; returns whether it
+    /// stopped over the limits because every shard was empty. With `headroom`
+    /// (writers are meeting here) it takes up to ``headroomEntries`` more LRU
+    /// entries while within 1/64 of a limit after each (one large entry must
+    /// not empty the level), so following writers find room and skip the lock
+    /// (each turn at it moves lock, totals and stamps between cores). A lone
+    /// thread evicts exactly to the limits: a trace replays as exact LRU.
     @inlinable
     func evictWhileOverLimits(headroom: Bool = false) -> Bool {
-        // Counted here and taken off the totals once, at the end: the totals
-        // are the one line every writer also adds to.
+        // Taken off the totals (the line every writer adds to) once, at the end.
         var removedCount = 0, removedCost = 0
-        // Entries still allowed beyond the limits, and how far below them
-        // the level may go.
+        // Entries still allowed beyond the limits, and how far below them.
         var extra = headroom ? Self.headroomEntries : 0
         let roomCost = capacity / 64, roomCount = (countLimit ?? 0) / 64
         defer {
@@ -389,13 +334,10 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         }
         while isOverLimits(excluding: removedCount, cost: removedCost, slack: false)
             || (extra > 0 && isAboveHeadroom(excluding: removedCount, cost: removedCost, roomCost: roomCost, roomCount: roomCount)) {
-            // Published stamps are never newer than the truth (a read can
-            // only make a shard's real tail newer), so the shard with the
-            // oldest published stamp is a candidate: replay its reads and
-            // evict only if its real tail is still the oldest.
-            // Shards are borrowed from the array's buffer: taking one out
-            // retains and releases it, half of an eviction's cost, and
-            // writes the line its lock word shares with a writer.
+            // Published stamps are never newer than the truth (reads only make
+            // a tail newer): replay the oldest's reads, evict only if its tail
+            // is still the oldest. Borrowed (``withShard(for:_:)``): retaining a
+            // shard was half an eviction's cost and wrote its lock word's line.
             let removed = shards.withUnsafeBufferPointer { shards -> (count: Int, cost: Int)? in
                 var victimIndex = -1
                 var oldest = UInt64.max, runnerUp = UInt64.max
@@ -411,17 +353,13 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
                 }
                 guard victimIndex >= 0 else { return nil }
                 let victim = shards[victimIndex]
-                // Every entry of this shard older than every other shard's
-                // tail goes in this one visit, as long as the level is over.
+                // Its entries older than every other tail go in one visit, while over.
                 return victim.state.withLock { state -> (count: Int, cost: Int)? in
                     state.applyReads()
                     defer { victim.publishTail(&state) }
-                    // Emptied since the scan (a remover): its stamp is
-                    // published as empty now; choose again.
+                    // Emptied by a remover since the scan (now published): choose again.
                     guard state.tail >= 0 else { return (0, 0) }
-                    // How far over the level is, read once per visit (the
-                    // totals are the lines every writer adds to); writes
-                    // made meanwhile are seen by the next visit.
+                    // How far over, read once per visit (hot line); later writes: next visit.
                     var excessCost = costTotal.load(ordering: .sequentiallyConsistent) - removedCost - capacity
                     var excessCount = countLimit.map { entryTotal.load(ordering: .sequentiallyConsistent) - removedCount - $0 } ?? 0
                     var count = 0, cost = 0
@@ -429,8 +367,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
                         let needed = excessCost > 0 || excessCount > 0
                         if !needed {
                             guard extra > 0 else { break }
-                            // Headroom: only if the level stays within 1/64
-                            // of a limit without this entry.
+                            // Headroom: only within 1/64 of a limit without it.
                             let tailCost = state.nodes[Int(state.tail)].cost
                             guard excessCost - tailCost >= -roomCost || (roomCount > 0 && excessCount - 1 >= -roomCount) else {
                                 extra = 0
@@ -454,8 +391,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         return false
     }
 
-    /// Whether the level, without `count` entries costing `cost` already
-    /// taken out, holds more than its limits less `roomCost` and `roomCount`.
+    /// Whether, without `count` entries costing `cost`, the level exceeds its limits less the room.
     @inlinable
     func isAboveHeadroom(excluding count: Int, cost: Int, roomCost: Int, roomCount: Int) -> Bool {
         if costTotal.load(ordering: .sequentiallyConsistent) - cost > capacity - roomCost { return true }
@@ -489,8 +425,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// Empties the level.
     public func onMemoryWarning() async { removeAll() }
 
-    /// Empties the level: the stack that kept it coherent with a level
-    /// below that reports changes is gone (see ``CacheLevel/lostCoherence()``).
+    /// Empties the level: the stack keeping it coherent went (``CacheLevel/lostCoherence()``).
     public func lostCoherence() { removeAll() }
 
     /// Removes every entry without suspending.

@@ -13,22 +13,15 @@ extension DiskCacheLevel {
 
     /// Stores `value` for `key`, replacing the entry there.
     ///
-    /// **What the listeners in this process hear** (the directory's watch
-    /// does not report this level's own writes; the other compositions over
-    /// it hear of them here): a set that stored its value reports the key
-    /// once, with the write's ``CacheWriteOrigin``. A set that fails (a value
-    /// that does not encode or is larger than the capacity, a full disk, a
-    /// directory it may not write) first deletes the entry it would have
-    /// replaced, so that no older value stays readable, and then reports by
-    /// what is on disk after that: the key once, to every listener (an empty
-    /// origin: the compositions the set passed through hold a value the disk
-    /// does not), if the older entry was deleted (or the delete failed in a
-    /// way that leaves it unknown whether the file is still there); nothing
-    /// if there was none or it could not be deleted (it is still there,
-    /// readable as before), since then the disk has not changed.
-    ///
-    /// Once the level is shut down, throws ``DiskCacheError/shutDown(path:)``
-    /// and writes (and reports) nothing.
+    /// This process's listeners hear it here (the watch misses own writes): a
+    /// stored set reports the key once, with the write's ``CacheWriteOrigin``.
+    /// A failed set (encoding, over capacity, disk full, directory not writable)
+    /// first deletes the entry it would replace (no older value stays readable),
+    /// then reports the key once to every listener (empty origin: compositions it
+    /// passed through hold a value the disk does not) if that entry was or may
+    /// have been deleted; nothing if there was none or it stayed (disk unchanged).
+    /// Once shut down, throws ``DiskCacheError/shutDown(path:)`` and writes
+    /// (and reports) nothing.
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         try await write(value, forKey: key, expiresAt: expiresAt, backfill: false)
     }
@@ -44,8 +37,7 @@ extension DiskCacheLevel {
         defer { gate.leave() }
         let bytes = keyBytes(key)
         let id = EntryID(keyBytes: bytes)
-        // Whatever refuses this value below also drops the value it replaces,
-        // so a failed set never leaves the older value readable.
+        // Whatever refuses this value below also drops the value it replaces.
         let encoded: Data
         do { encoded = try codec.encode(value) } catch {
             dropAfterFailedSet(key)
@@ -76,17 +68,15 @@ extension DiskCacheLevel {
             dropAfterFailedSet(key)
             throw DiskCacheError.writeFailed(path: file(id), errno: code)
         case .stored(let victims):
-            // The value set is in the levels above too: after the rename, make
-            // sure the directory it went to is watched (see ``DiskChangeFeed/ensureWatching()``).
+            // The value is above too: see ``DiskChangeFeed/ensureWatching()``.
             changes.ensureWatching()
             deleteFiles(victims)
             changes.reportOwnWrite(.key(key))
         }
     }
 
-    /// After a failed set: deletes the entry the set would have replaced and
-    /// reports the key (to every listener) only if that deleted it, or may
-    /// have (see ``set(_:forKey:expiresAt:)``).
+    /// After a failed set: deletes the entry it would have replaced, reporting
+    /// the key only if that deleted it or may have (``set(_:forKey:expiresAt:)``).
     private func dropAfterFailedSet(_ key: Key) {
         switch deleteEntry(key).outcome {
         case .deleted, .unknown: changes.reportOwnWrite(.key(key), origin: CacheWriteOrigin())
@@ -97,23 +87,17 @@ extension DiskCacheLevel {
     enum StoreOutcome: Sendable {
         case stored(victims: [(id: EntryID, fingerprint: EntryFingerprint)])
         case failed(errno: Int32)
-        /// A back-fill found a value another writer stored since (or could
-        /// not tell): nothing was written.
+        /// A back-fill found a newer value (or could not tell): nothing written.
         case declined
     }
 
-    /// Writes `entry` to a temporary file and puts it in place of the
-    /// entry's file (a set) or where there is none (a back-fill, see
-    /// ``place(_:id:record:replacing:)``).
-    ///
-    /// A back-fill replaces nothing another writer stored after the read
-    /// missed (``Backfill``): another process's set, or another level's on
-    /// this directory, that landed before the back-fill's rename, reported or
-    /// not. Only a file that read as a miss here and holds no newer value is
-    /// replaced: expired, or written before this level lost coherence; it is
-    /// deleted (checked, so never a version written since) and the rename
-    /// tried once more. A file system that cannot rename without replacing
-    /// declines every back-fill (it only saves a later read).
+    /// Writes `entry` to a temporary file and renames it over the entry's file
+    /// (a set) or where there is none (a back-fill: ``place(_:id:record:replacing:)``).
+    /// A back-fill replaces nothing another writer stored after its read missed
+    /// (``Backfill``), reported or not: only a file that reads as a miss here
+    /// (expired, or older than lost coherence) is deleted, checked, and the
+    /// rename retried once. Where rename cannot refuse to replace, back-fills
+    /// are declined (costing only a later read).
     private func store(_ entry: [UInt8], id: EntryID, record: DiskIndexEntry, backfill: Bool) async -> StoreOutcome {
         let directory = path
         let written = entry.count <= Self.inlineIOLimit
@@ -139,11 +123,10 @@ extension DiskCacheLevel {
         }
     }
 
-    /// Renames `temp` to `id`'s file and records it (evicting for it) while
-    /// no deleter of this process can look at that file. Without `replacing`,
-    /// only if no file is there (`EEXIST` if one is), and under the shared
-    /// delete lock: another process's checked delete that moved a newer
-    /// version aside to put it back must find no older one in its place.
+    /// Renames `temp` to `id`'s file and records it (evicting for it), with no
+    /// deleter of this process at that file. Without `replacing` only if none is
+    /// there (`EEXIST`), under the shared delete lock: another process's checked
+    /// delete putting back a newer version it moved aside must find no older one.
     private func place(_ temp: String, id: EntryID, record: DiskIndexEntry, replacing: Bool) -> StoreOutcome {
         let file = file(id)
         return entryLocks.withLock(id) {
@@ -162,8 +145,7 @@ extension DiskCacheLevel {
         }
     }
 
-    /// The version in `id`'s file if it reads as a miss here for a reason a
-    /// back-fill may end: expired, or written before this level lost coherence.
+    /// The version in `id`'s file if a back-fill may replace it: expired, or older than lost coherence.
     private func staleVersion(_ id: EntryID) -> EntryFingerprint? {
         guard case .bytes(let prefix, let size) = FileIO.readPrefix(file(id), count: DiskEntryHeader.size),
               let header = prefix.withUnsafeBytes({ DiskEntryHeader.parse($0) }) else { return nil }
@@ -174,20 +156,14 @@ extension DiskCacheLevel {
 
     /// Deletes `key`'s entry.
     ///
-    /// Always reported to the listeners in this process (with the write's
-    /// ``CacheWriteOrigin``): when this remove deleted the entry, when there
-    /// was none (a level above elsewhere may still hold a value read before
-    /// this level evicted it), and when it could not delete it (`EACCES`, a
-    /// read-only filesystem), which also throws
-    /// ``DiskCacheError/writeFailed(path:errno:)``. The entry left on disk is
-    /// still read, so the levels above must not keep anything else: a
-    /// composition removes the entry of a set that failed here, and the
-    /// levels above took that set's value (they drop it and read the older
-    /// entry again).
-    ///
-    /// Once the level is shut down, throws ``DiskCacheError/shutDown(path:)``
-    /// and deletes (and reports) nothing: a file left in a directory that
-    /// outlives the level is still there.
+    /// Always reported to this process's listeners (with the write's
+    /// ``CacheWriteOrigin``): when deleted; when absent (a level above elsewhere
+    /// may hold a value read before this level evicted it); and when it cannot
+    /// be deleted (`EACCES`, read-only filesystem; also throws
+    /// ``DiskCacheError/writeFailed(path:errno:)``): after a set failed here the
+    /// levels above hold its value, the disk the old one, which they must re-read.
+    /// Once shut down, throws ``DiskCacheError/shutDown(path:)`` and deletes
+    /// (and reports) nothing: a file in a directory outliving the level stays.
     public func remove(_ key: Key) async throws {
         guard gate.enter() else { throw DiskCacheError.shutDown(path: path) }
         defer { gate.leave() }
@@ -199,8 +175,7 @@ extension DiskCacheLevel {
             changes.reportOwnWrite(.key(key))
             throw DiskCacheError.writeFailed(path: file, errno: code)
         case .unknown(let code):
-            // Not deleted, yet not found there either: reported, as anything
-            // ambiguous is (a spare invalidation costs a re-read).
+            // Neither deleted nor found: reported, as anything ambiguous is.
             changes.reportOwnWrite(.key(key))
             throw DiskCacheError.writeFailed(path: file, errno: code)
         }
@@ -208,19 +183,15 @@ extension DiskCacheLevel {
 
     /// What ``deleteEntry(_:)`` did.
     enum DeleteOutcome: Equatable {
-        /// The entry's file was deleted.
         case deleted
-        /// There was no file to delete.
         case absent
         /// The delete failed with this errno and the file is still there.
         case kept(errno: Int32)
-        /// The delete failed with this errno and whether the file is still
-        /// there cannot be told.
+        /// The delete failed with this errno; whether the file remains is unknown.
         case unknown(errno: Int32)
     }
 
-    /// Deletes `key`'s entry file and forgets it, reporting nothing (the
-    /// caller decides what to report from the outcome).
+    /// Deletes `key`'s entry file and forgets it; the caller reports by the outcome.
     func deleteEntry(_ key: Key) -> (file: String, outcome: DeleteOutcome) {
         let id = EntryID(keyBytes: keyBytes(key))
         let file = file(id)

@@ -4,39 +4,27 @@ import Synchronization
 import Glibc
 #endif
 
-/// Tells the levels above a disk level about entries that other writers
-/// (other disk levels on the same directory, in this process or another)
-/// replaced or deleted, so that each process's memory level stays coherent
-/// with the shared directory.
+/// Tells the levels above a disk level which entries other writers (other
+/// disk levels on the directory, in any process) replaced or deleted, keeping
+/// each process's memory level coherent with the shared directory.
 ///
-/// Design: an inotify watch on the directory (``DirectoryWatcher``) reports
-/// entry files renamed into place or deleted. A file name is a hash, so the
-/// feed keeps the keys this level has been asked to read (hit or miss, noted
-/// before the file is read) or written since someone started listening (the
-/// only keys a level above can hold through a composition), bounded by ``keyLimit`` (past it, everything is reported as changed and the
-/// map starts over). This level's own renames are recognised by the entry's
-/// fingerprint, and its own `remove` and `clear` by a count of pending
-/// deletes, and neither is reported; anything ambiguous is reported (an extra
-/// invalidation costs a re-read, a missing one a stale answer). Events are
-/// published in order by one task.
-///
-/// A lost watch (the directory deleted or moved away) is re-established as
-/// soon as a directory is at the path again, whoever created it: at once
-/// when the loss is handled if one already is, else by the next read that
-/// finds a file or write that stores one (``ensureWatching()``) — before any
-/// such value can settle in a level above unwatched. Each re-watch reports
-/// that anything may have changed, queued after the new watch exists, so a
-/// change made while nothing watched is covered by that report and any later
-/// one is seen by the new watch.
+/// Design: an inotify watch (``DirectoryWatcher``) reports entry files renamed
+/// in or deleted. Names are hashes, so the feed maps back keys read (hit or
+/// miss, noted before the read) or written since someone listened, the only
+/// keys a level above can hold; past ``keyLimit`` it reports `.all` and starts
+/// over. Own renames (by fingerprint) and deletes (counted) are not reported;
+/// anything ambiguous is (an extra invalidation costs a re-read, a missing one
+/// a stale answer). One task publishes in order. A lost watch is re-established
+/// once a directory is at the path (when the loss is handled, else by
+/// ``ensureWatching()``), reporting `.all` queued after the new watch exists:
+/// earlier changes are covered by it, later ones seen by the new watch.
 final class DiskChangeFeed<Key: Sendable>: Sendable {
     static var keyLimit: Int { 1 << 20 }
 
     private struct State {
         var watcher: DirectoryWatcher?
         var keys: [EntryID: Key] = [:]
-        /// Renames by this level whose events have not arrived yet, oldest
-        /// first: a key written again before the watch reports the first
-        /// rename has one event to come per rename.
+        /// Own renames whose events have not arrived, oldest first (one per rename).
         var ownRenames: [EntryID: [EntryFingerprint]] = [:]
         /// Deletes by this level whose events have not arrived yet.
         var ownDeletes: [EntryID: Int] = [:]
@@ -61,14 +49,12 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
         /// The publisher took it (before publishing it).
         func taken() { flag.store(false, ordering: .sequentiallyConsistent) }
     }
-    /// The watch ended and no directory at the path is watched yet. Set only
-    /// under `state`'s lock, before the "anything may have changed" report of
-    /// that attempt; read without it on every hit and write.
+    /// The watch ended and nothing at the path is watched yet. Set only under
+    /// `state`'s lock, before that attempt's `.all`; read without it per hit.
     private let watchLost = Atomic<Bool>(false)
     private let logger = Logger(label: "strata.disk")
 
-    /// Levels above listen, and the directory is not watched now (see
-    /// ``DiskCacheLevel/isUnwatched``).
+    /// Levels above listen and the directory is not watched (``DiskCacheLevel/isUnwatched``).
     var isWatchLost: Bool { watchLost.load(ordering: .relaxed) }
 
     /// Invalidations reported to the levels above so far.
@@ -79,8 +65,7 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
     /// This level's own writes reported to the listeners so far (see ``reportOwnWrite(_:origin:)``).
     var ownWritesReported: Int { ownWrites.load(ordering: .relaxed) }
 
-    /// Reports a write this level made itself, which the watch does not
-    /// report, to the listeners in this process
+    /// Reports an own write (the watch does not) to this process's listeners
     /// (``InvalidationListeners/reportLocalWrite(_:origin:)``).
     func reportOwnWrite(_ invalidation: CacheInvalidation<Key>, origin: CacheWriteOrigin = CacheContext.writeOrigin) {
         ownWrites.add(1, ordering: .relaxed)
@@ -88,15 +73,9 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
     }
 
     /// Adds `listener` (until its subscription goes); the first one starts
-    /// watching `path`. Also returns the inotify errno if watching could not
-    /// start (the listener is kept).
-    ///
-    /// A directory that cannot be watched (the per-user watch or instance
-    /// limit reached) is handled as a lost watch: every read that finds a
-    /// file and every write that stores one tries to watch again and, while
-    /// it cannot, reports that anything may have changed, so the levels
-    /// above keep nothing from this level that another writer could have
-    /// replaced unheard. Slower, never stale; a warning says why.
+    /// watching `path`. Returns the inotify errno if it could not (the listener
+    /// is kept): a lost watch, so until a rewatch works every hit reports `.all`
+    /// (levels above keep nothing replaced unheard). Slower, never stale; logged.
     func add(_ listener: @escaping InvalidationListeners<Key>.Listener, path: String,
              fingerprint: @escaping @Sendable (String) -> EntryFingerprint?) -> (CacheSubscription, Int32?) {
         let subscription = listeners.add(listener)
@@ -112,9 +91,8 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
             isOn.store(true, ordering: .releasing)
             let listeners = self.listeners
             let allQueued = self.allQueued
-            // Detached: the loop outlives the registering call, and must
-            // carry none of its task-locals (a request's trace would receive
-            // every later report's events).
+            // Detached: it outlives this call and must carry none of its
+            // task-locals (a request's trace would get every later event).
             Task.detached {
                 for await invalidation in stream {
                     if case .all = invalidation { allQueued.taken() }
@@ -133,9 +111,8 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
     }
 
     /// Remembers which key a file holds (only while someone listens). Call it
-    /// *before* reading or writing the file: an event for a file whose key is
-    /// not known is dropped, so a change that lands between the file access
-    /// and a later `note` would be lost.
+    /// *before* touching the file: events for unknown files are dropped, so a
+    /// change between the access and a later `note` would be lost.
     @inline(__always)
     func note(_ id: EntryID, _ key: Key) {
         guard isOn.load(ordering: .relaxed) else { return }
@@ -180,24 +157,17 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
         }
     }
 
-    /// The directory was recreated: watch it again, and report that anything
-    /// may have changed.
+    /// The directory was recreated: watch it again and report `.all`.
     func directoryRecreated() {
         guard isOn.load(ordering: .relaxed) else { return }
         state.withLock { rewatch(&$0) }
     }
 
-    /// Call after reading an entry file, and after renaming one into place:
-    /// whenever a value may go to a level above. If the watch was lost, tries
-    /// to watch the path again and reports that anything may have changed.
-    ///
-    /// Called *after* the file access, so the value is covered either way: if
-    /// the watch was not lost when checked, it was live when the file was
-    /// accessed (then later changes are seen), or its loss is still to be
-    /// handled (then that report comes after the access); if it was lost,
-    /// this report comes after the access. A composition drops a back-fill
-    /// whose read began before such a report, and applies it only after a
-    /// write in progress (the set that called this) has finished.
+    /// Call after reading an entry file or renaming one in (whenever a value may
+    /// go above, before it settles there unwatched): if the watch was lost,
+    /// rewatches and reports `.all`. After the access, a watch not lost was live
+    /// then or its loss's report is yet to come. A composition drops back-fills
+    /// begun before such a report, and lands none before this write ends.
     @inline(__always)
     func ensureWatching() {
         guard watchLost.load(ordering: .sequentiallyConsistent) else { return }
@@ -207,21 +177,17 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
         }
     }
 
-    /// Watches whatever directory is at the path now and reports that
-    /// anything may have changed (both under the lock, the report last). If
-    /// there is no directory yet, the watch stays lost and the next
-    /// ``ensureWatching()`` tries again.
+    /// Watches whatever directory is at the path now, then reports `.all` (both
+    /// under the lock); with none yet, the next ``ensureWatching()`` retries.
     private func rewatch(_ state: inout State) {
         #if canImport(Glibc)
         if let watcher = state.watcher {
             let failure = watcher.rewatch()
             watchLost.store(failure != nil, ordering: .sequentiallyConsistent)
             if failure == nil {
-                // Own deletes whose events went with the old watch (made while
-                // it was lost, or dropped by an overflow) would each swallow
-                // another writer's later delete of that file. Forget them: the
-                // report below covers what they did, and an own delete whose
-                // event is still to come is then reported (a spare invalidation).
+                // Own deletes whose events left with the old watch would swallow
+                // another writer's later delete: forget them (the report below
+                // covers them; a late own event costs a spare invalidation).
                 state.ownDeletes = [:]
                 state.ownRenames = [:]
             } else if let failure, failure != ENOENT, failure != ENOTDIR, failure != state.rewatchFailure {
@@ -234,11 +200,9 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
         report(.all, &state)
     }
 
-    /// Stops for good (the level is shut down): the watch is cancelled, the
-    /// stream of reports ends, keys are no longer noted, and a later ``add``
-    /// keeps its listener but watches nothing. A batch of events being
-    /// handled meanwhile finds no watcher to move (it never touches the
-    /// directory) and its reports go nowhere.
+    /// Stops for good (level shut down): cancels the watch, ends the stream,
+    /// stops noting keys; a later ``add`` keeps its listener but watches nothing.
+    /// Events handled meanwhile find no watcher to move and report nowhere.
     func stop() {
         state.withLock { state in
             state.stopped = true
@@ -261,8 +225,7 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
         for event in events {
             switch event {
             case .lost:
-                // An overflow (same directory) or the directory gone or moved:
-                // watch what is at the path now, if anything.
+                // An overflow, or the directory gone or moved: watch what is there now.
                 state.withLock { rewatch(&$0) }
             case .deleted(let name):
                 guard let id = EntryID(fileName: name) else { continue }
@@ -275,17 +238,13 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
                 }
             case .renamedInto(let name):
                 guard let id = EntryID(fileName: name) else { continue }
-                // No own rename pending: this event is another writer's (ours
-                // are noted before they happen).
+                // No own rename pending: another writer's (ours are noted first).
                 if state.withLock({ $0.ownRenames[id] != nil }) {
-                    // What the file holds now, read *before* the pending list:
-                    // a version of ours in it was noted before its rename, so
-                    // it is in the list taken after (its own, later event has
-                    // not come yet).
+                    // Read the file *before* the pending list: any version of ours
+                    // in it was noted before its rename, so is in the list.
                     let current = fingerprint(path + "/" + name)
-                    // The oldest own rename still to be heard is this event's,
-                    // unless another writer's came first; the others are
-                    // later versions of ours that may already be in the file.
+                    // This event is the oldest own rename's unless another writer's
+                    // came first; the rest are later versions of ours, maybe in the file.
                     let own = state.withLock { state -> [EntryFingerprint] in
                         guard var pending = state.ownRenames[id], !pending.isEmpty else { return [] }
                         let all = pending
@@ -293,11 +252,9 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
                         state.ownRenames[id] = pending.isEmpty ? nil : pending
                         return all
                     }
-                    // Our own rename, unless the file now holds a version
-                    // that is not ours. A file already gone (this level
-                    // evicted it: a checked delete moves it aside, which
-                    // sends no event here) changed nothing another writer
-                    // made; a delete by another writer has its own event.
+                    // Ours unless the file holds a version that is not. A file
+                    // already gone (evicted here: moved aside, no event) changed
+                    // nothing of another writer's, whose delete has its own event.
                     if !own.isEmpty, current.map(own.contains) ?? true { continue }
                 }
                 state.withLock { state in
@@ -308,10 +265,8 @@ final class DiskChangeFeed<Key: Sendable>: Sendable {
     }
 
     private func report(_ invalidation: CacheInvalidation<Key>, _ state: inout State) {
-        // An "anything may have changed" still waiting to be published covers
-        // this one too (it is published later than this one would be): while
-        // the directory cannot be watched every hit reports one, and a hot
-        // loop must not queue them without bound.
+        // A queued `.all` covers this one (it goes out later): while unwatchable
+        // every hit reports one, and a hot loop must not queue them unbounded.
         guard let continuation = state.continuation else { return }
         if case .all = invalidation, !allQueued.claim() { return }
         reported.add(1, ordering: .relaxed)

@@ -12,8 +12,7 @@ public enum NetworkFetcherError: Error, Sendable, CustomStringConvertible {
     case notHTTP(url: URL?)
     /// The request did not complete (connection refused, timeout, TLS…).
     case transport(url: URL?, code: Int, message: String)
-    /// The body is (or was announced) larger than the fetcher's
-    /// `maxResponseSize`; the request was cancelled.
+    /// The body is (or was announced) over `maxResponseSize`; the request was cancelled.
     case tooLarge(url: URL?, limit: Int)
 
     public var description: String {
@@ -31,24 +30,17 @@ public enum NetworkFetcherError: Error, Sendable, CustomStringConvertible {
     public var statusCode: Int? { if case .status(let code, _, _) = self { code } else { nil } }
 }
 
-/// Loads `URLRequest`s; shared by both fetchers (and by the copies of one).
+/// Loads `URLRequest`s for both fetchers (and the copies of one). Its one
+/// `URLSession`'s delegate (``HTTPLoader/Delegate``) gets each chunk as it
+/// arrives, so `maxResponseSize` bounds a body without a Content-Length while
+/// it is read (a completion handler sees it only whole, and Linux `URLSession`
+/// does not update `countOfBytesReceived` for such a task).
 ///
-/// It owns one `URLSession` for all its requests, whose delegate
-/// (``HTTPLoader/Delegate``) receives each body as it arrives: that is how
-/// `maxResponseSize` bounds a body without a Content-Length (chunked, or
-/// ending at the close) while it is read. A completion handler sees the body
-/// only whole, and `URLSession` on Linux does not update
-/// `countOfBytesReceived` for such a task, so nothing could watch it.
-///
-/// The delegate's calls run on a serial dispatch queue of the loader's own
-/// (through ``DelegateQueue``). FoundationNetworking queues
-/// one call per chunk read (up to 16 KiB) without waiting for the delegate,
-/// so the chunks not yet counted are held in that queue: a call must stay
-/// short for the queue to keep up with libcurl, and it must have a thread.
-/// An OperationQueue's own queue is concurrent and shares the global queues'
-/// threads (one or two here): measured, with those busy, 1.4 GB of an
-/// endless body queued up before the delegate had counted 1 MiB of it. A
-/// serial queue created with a label always gets a thread of its own.
+/// Delegate calls run on the loader's own labelled serial queue, with its own
+/// thread (``DelegateQueue``): FoundationNetworking queues one per chunk (up to
+/// 16 KiB) without waiting, so calls must be short and have a thread (an
+/// OperationQueue's own queue shares the global queues' one or two: with those
+/// busy, 1.4 GB of an endless body queued before 1 MiB was counted).
 final class HTTPLoader: Sendable {
     let session: URLSession
     let delegate: Delegate
@@ -65,8 +57,7 @@ final class HTTPLoader: Sendable {
         self.maxResponseSize = maxResponseSize
     }
 
-    /// The session keeps its delegate until it is invalidated; requests under
-    /// way (each holds the loader) have finished by now.
+    /// The session keeps its delegate until invalidated; requests (each holds the loader) are done.
     deinit { session.finishTasksAndInvalidate() }
 
     func load(_ original: URLRequest) async throws -> Data? {
@@ -75,9 +66,8 @@ final class HTTPLoader: Sendable {
         if adjusted.timeoutInterval == 60 || adjusted.timeoutInterval <= 0 {  // 60 = URLRequest's default
             adjusted.timeoutInterval = Double(timeout.nanoseconds) / 1e9
         }
-        // URLSession on Linux counts the timeout in whole seconds, rounded
-        // down: 0.6 s was 0, which failed every request that had not
-        // answered at once. Rounded up instead.
+        // Linux URLSession rounds the timeout down to whole seconds (0.6 s
+        // became 0, failing any request not answered at once): round up.
         let seconds = adjusted.timeoutInterval
         adjusted.timeoutInterval = adjusted.timeoutInterval.rounded(.up)
         let request = adjusted
@@ -121,13 +111,10 @@ final class HTTPLoader: Sendable {
         return data
     }
 
-    /// Where tasks are cancelled (and deadlines run). `URLSessionTask.cancel()`
-    /// waits for the session's work queue (whose target, on Linux, is one
-    /// serial queue for all sessions of the process), and a server sending
-    /// faster than libcurl reads can keep that queue busy for seconds
-    /// (measured, with or without a delegate): so never on the delegate's
-    /// queue (the chunks would pile up meanwhile), nor on a thread of Swift's
-    /// cooperative pool. A serial queue with a label has a thread of its own.
+    /// Where tasks are cancelled (and deadlines run): `cancel()` waits for the
+    /// session's work queue (on Linux one serial queue for all sessions), which
+    /// a fast server keeps busy for seconds (measured): so neither the delegate's
+    /// queue (chunks would pile up) nor the cooperative pool; its own thread.
     static let cancelQueue = DispatchQueue(label: "strata.network.cancel")
 
     /// Why the loader cancelled a request, rather than the server ending it.
@@ -136,12 +123,10 @@ final class HTTPLoader: Sendable {
     enum Outcome: Sendable {
         /// The task completed: the body read, the response (if any), the error (if any).
         case completed(Data, URLResponse?, (any Error)?)
-        /// The loader cancelled the task for this reason.
         case stopped(StopReason)
     }
 
-    /// One request, from `start` to its completion: the body read so far,
-    /// and why the loader cancelled it, if it did.
+    /// One request: the body read so far, and why the loader cancelled it, if it did.
     final class Transfer: Sendable {
         struct State {
             var task: URLSessionDataTask?
@@ -191,8 +176,7 @@ final class HTTPLoader: Sendable {
             }
         }
 
-        /// On the delegate's queue: cancels the request if its Content-Length
-        /// is past the limit, else makes room for the body it announces.
+        /// On the delegate's queue: cancels if Content-Length is past the limit, else reserves it.
         func received(_ response: URLResponse) {
             let length = response.expectedContentLength  // -1 if unknown
             guard checksLength else { return }
@@ -205,8 +189,7 @@ final class HTTPLoader: Sendable {
             }
         }
 
-        /// On the delegate's queue: keeps `data`, or cancels the request once
-        /// the body is past the limit.
+        /// On the delegate's queue: keeps `data`, or cancels once past the limit.
         func received(_ data: Data) {
             let over = state.withLock { state -> Bool in
                 guard !state.tooLarge else { return false }  // already cancelled for it: nothing more is kept
@@ -231,8 +214,7 @@ final class HTTPLoader: Sendable {
                 state.body = Data()
                 let nsError = error.map { $0 as NSError }
                 let cancelledTask = nsError.map { $0.domain == NSURLErrorDomain && $0.code == NSURLErrorCancelled } ?? false
-                // The caller's cancellation wins; an over-limit body is never
-                // a value, even if it ended before the cancellation took effect.
+                // The caller's cancellation wins; an over-limit body is never a value, even complete.
                 if state.tooLarge { return (continuation, .stopped(state.cancelled ? .cancelled : .tooLarge)) }
                 if cancelledTask {
                     return (continuation, .stopped(state.timedOut && !state.cancelled ? .timedOut : .cancelled))
@@ -267,19 +249,14 @@ final class HTTPLoader: Sendable {
     }
 }
 
-/// The `OperationQueue` an ``HTTPLoader``'s session calls its delegate on:
-/// each call goes straight to `queue`, a serial dispatch queue, in order.
-/// The session adds its calls as blocks (`addOperation(_:)`); a plain
-/// `OperationQueue` made each one an operation and scheduled it, a few µs a
-/// call, one call per 16 KiB read (measured on loopback, 1 MiB bodies: 1.7-
-/// 2.1 ms a fetch, against 1.4-1.5 ms with the completion handler this
-/// replaced; with this queue, medians 1.67 against 1.55 ms, and 16 MiB
-/// bodies 8% faster). Anything added otherwise runs on `queue` too, as its
-/// underlying queue.
+/// The `OperationQueue` an ``HTTPLoader``'s session calls its delegate on: each
+/// block (`addOperation(_:)`) goes straight to `queue` (its underlying queue),
+/// in order. A plain one made each an operation, a few µs per 16 KiB read
+/// (loopback, 1 MiB bodies: 1.7-2.1 ms a fetch vs 1.4-1.5 ms with a completion
+/// handler; with this queue medians 1.67 vs 1.55 ms, 16 MiB bodies 8% faster).
 final class DelegateQueue: OperationQueue, @unchecked Sendable {
-    // Sendable: `queue` is a DispatchQueue (thread-safe), never reassigned;
-    // OperationQueue itself is thread-safe.
-    /// Held here too: `underlyingQueue` does not retain it.
+    // Sendable: `queue` is thread-safe and never reassigned, as is
+    // OperationQueue. Held here: `underlyingQueue` does not retain it.
     let queue = DispatchQueue(label: "strata.network.delegate")
 
     override init() {
@@ -300,20 +277,14 @@ extension URL: HTTPRequestConvertible { public var urlRequest: URLRequest { URLR
 extension URLRequest: HTTPRequestConvertible { public var urlRequest: URLRequest { self } }
 
 /// The origin level: fetches over HTTP(S) with `URLSession`, keyed by `URL`
-/// (``NetworkFetcher``) or by `URLRequest` (``URLRequestFetcher``: headers,
-/// method, body).
+/// (``NetworkFetcher``) or `URLRequest` (``URLRequestFetcher``: headers, method, body).
 ///
-/// 2xx answers are values; `missStatusCodes` (404 and 410 by default) are
-/// misses; other statuses throw ``NetworkFetcherError/status(code:body:url:)``
-/// with the body. A body larger than `maxResponseSize` (64 MiB by default)
-/// throws ``NetworkFetcherError/tooLarge(url:limit:)``: one announced larger
-/// by its Content-Length is cancelled at once, one without a length (chunked,
-/// or ending at the close) as soon as the bytes read pass the limit.
-/// Cancelling the calling task cancels the HTTP request.
-///
-/// A fetcher (with its copies) runs its requests on one `URLSession` of its
-/// own, made from the configuration given, whose delegate counts each body
-/// as it arrives.
+/// 2xx answers are values; `missStatusCodes` (404, 410 by default) are misses;
+/// other statuses throw ``NetworkFetcherError/status(code:body:url:)`` with the
+/// body. A body over `maxResponseSize` (64 MiB by default) is cancelled (at
+/// once if its Content-Length says so): ``NetworkFetcherError/tooLarge(url:limit:)``.
+/// Cancelling the calling task cancels the request. A fetcher and its copies
+/// share one `URLSession` of their own, made from the configuration given.
 public struct HTTPFetcher<Key: HTTPRequestConvertible>: Fetcher {
     public typealias Value = Data
 
@@ -321,17 +292,12 @@ public struct HTTPFetcher<Key: HTTPRequestConvertible>: Fetcher {
     public let name: String
 
     /// - Parameters:
-    ///   - session: the session whose `configuration` the fetcher's own
-    ///     session is made from (its cookie storage, cache, headers, protocol
-    ///     classes…). Its delegate is not called: the fetcher's session has
-    ///     its own, which counts each body as it arrives.
-    ///   - timeout: per-request timeout, unless a request sets its own: it
-    ///     bounds the whole request (a server sending a byte now and then
-    ///     fails with ``NetworkFetcherError/transport(url:code:message:)``,
-    ///     code `NSURLErrorTimedOut`), not only the time between two reads.
-    ///   - maxResponseSize: the largest body accepted, in bytes; a body
-    ///     announced larger is not read, and one without a length is cancelled
-    ///     once past it (``NetworkFetcherError/tooLarge(url:limit:)``).
+    ///   - session: its `configuration` (cookies, cache, headers, protocol
+    ///     classes…) makes the fetcher's own session; its delegate is not called.
+    ///   - timeout: per request, unless the request sets its own; it bounds the
+    ///     whole request, not only idle time (a trickling server fails with
+    ///     ``NetworkFetcherError/transport(url:code:message:)``, `NSURLErrorTimedOut`).
+    ///   - maxResponseSize: the largest body accepted, in bytes (see above).
     public init(name: String = "network", session: URLSession = .shared, timeout: Duration = .seconds(30),
                 missStatusCodes: Set<Int> = [404, 410], maxResponseSize: Int = 64 << 20) {
         self.name = name
