@@ -139,7 +139,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     /// Sends a write (see ``writeConnection()``); a server error throws.
     func sendWrite(_ arguments: [[UInt8]]) async throws -> RESPValue {
-        try RedisClient.checked(await Self.sendWrite([arguments], on: writeConnection())[0])
+        try RedisClient.checked(await client.breaker.guarded { try await Self.sendWrite([arguments], on: writeConnection())[0] })
     }
 
     /// Sends a write's commands and waits for their replies, even if the

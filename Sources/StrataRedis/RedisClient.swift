@@ -28,6 +28,10 @@ public final class RedisClient: Sendable {
     public let taskExecutor: EventLoopTaskExecutor
     let connector: Connector
     private let state: Mutex<State>
+    /// Fails requests fast while the server does not answer (``RedisCircuitBreaker``).
+    let breaker = RedisCircuitBreaker()
+    /// Whether requests fail fast now: the last ones got no answer.
+    public var isCircuitOpen: Bool { breaker.isOpen }
 
     public convenience init(configuration: RedisConfiguration, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.init(configuration: configuration, group: group) { try await RedisConnection.connect($0, group: $1) }
@@ -141,7 +145,7 @@ public final class RedisClient: Sendable {
 
     /// Sends a command; a server error reply throws ``RedisError/server(_:)``.
     public func send(_ arguments: [[UInt8]]) async throws -> RESPValue {
-        try Self.checked(await connection().send(arguments))
+        try Self.checked(await breaker.guarded { try await connection().send(arguments) })
     }
 
     /// `reply`, unless it is a server error: that throws ``RedisError/server(_:)``.
@@ -157,15 +161,17 @@ public final class RedisClient: Sendable {
     /// returns their replies in order. Server error replies are returned as
     /// ``RESPValue/error(_:)``, not thrown: each command succeeds or fails alone.
     public func send(batch commands: [[[UInt8]]]) async throws -> [RESPValue] {
-        try await connection().send(batch: commands)
+        try await breaker.guarded { try await connection().send(batch: commands) }
     }
 
     /// Runs `commands` as one transaction (`MULTI` … `EXEC`, in one write):
     /// no other client's command runs between them. Returns their replies in
     /// order; a command's error reply is returned as ``RESPValue/error(_:)``.
     public func send(transaction commands: [[[UInt8]]]) async throws -> [RESPValue] {
-        let connection = try await connection()
-        let replies = try await connection.send(batch: [[RedisCommandName.multi]] + commands + [[RedisCommandName.exec]])
+        let (connection, replies) = try await breaker.guarded { () async throws -> (RedisConnection, [RESPValue]) in
+            let connection = try await self.connection()
+            return (connection, try await connection.send(batch: [[RedisCommandName.multi]] + commands + [[RedisCommandName.exec]]))
+        }
         for reply in replies.dropLast() {
             switch reply {
             case .error(let message): throw RedisError.server(message)  // the transaction was refused (EXECABORT follows)
