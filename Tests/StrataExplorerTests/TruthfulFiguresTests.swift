@@ -31,4 +31,26 @@ import Testing
         #expect(text.contains("(asked 1000000/s)"), "\(text)")
         #expect(!text.hasPrefix("load uniform 10 keys 1000000/s"), "\(text)")
     }
+
+    /// A pane counted entries past their TTL as held (`entries 64/200 100%`
+    /// after the TTL passed): the refresh loop now removes them and says so.
+    @Test func entriesPastTheirTTLAreNotCountedAsHeld() async throws {
+        let levels = [
+            LevelSpec(name: "L1", kind: .memory(capacity: 1 << 20, countLimit: nil), ttl: .milliseconds(300)),
+            LevelSpec(name: "origin", kind: .origin(latency: .zero, jitter: .zero, failureRate: 0, valueSize: 8)),
+        ]
+        let model = ExplorerModel(pipeline: try Pipeline(PipelineSpec(name: "ttl", levels: levels)))
+        await model.withShutdown {
+            for i in 0..<5 { _ = await model.execute(.get(key: "k\(i)")) }
+            await model.pipeline.cache.waitForPendingWrites()
+            #expect(model.panes()[0].entries == 5)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while model.panes()[0].entries != 0 && ContinuousClock.now < deadline {
+                model.tick()
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(model.panes()[0].entries == 0, "entries past their TTL still counted as held")
+            #expect(model.events.contains { $0.text == "L1: 5 entries expired (TTL passed)" }, "\(model.events.map(\.text).suffix(3))")
+        }
+    }
 }

@@ -183,6 +183,24 @@ public final class ExplorerModel: Sendable {
             return evictions
         }
         for line in evictions { log(line) }
+        sweepExpired()
+    }
+
+    /// A sweep of expired entries is under way (one at a time).
+    private let sweeping = Atomic<Bool>(false)
+
+    /// Removes the entries past their TTL from the levels that have one, so
+    /// that a pane never counts them as held, and logs how many went.
+    private func sweepExpired() {
+        let levels = pipeline.levels.filter { $0.removeExpired != nil }
+        guard !levels.isEmpty, !sweeping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        Task { [weak self] in
+            for level in levels {
+                let removed = await level.removeExpired?() ?? 0
+                if removed > 0 { self?.log("\(level.spec.name): \(removed) \(removed == 1 ? "entry" : "entries") expired (TTL passed)") }
+            }
+            self?.sweeping.store(false, ordering: .releasing)
+        }
     }
 
     /// Each level's sets declined by admission so far (0 for levels without).

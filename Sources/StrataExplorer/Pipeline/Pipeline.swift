@@ -16,6 +16,9 @@ public struct LiveLevel: Sendable {
     /// Live settings the title shows beside the spec's (an adaptive memory
     /// level's window share and declined sets).
     public var liveConfiguration: (@Sendable () -> String)? = nil
+    /// Removes the entries past their TTL and says how many (levels with a
+    /// TTL that hold entries: expired entries are not counted as held).
+    public var removeExpired: (@Sendable () async -> Int)? = nil
 }
 
 /// A level of a spec that could not be built. It names the file and the
@@ -180,6 +183,7 @@ public final class Pipeline: Sendable {
                                                          policy: spec.policy ?? spec.kind.defaultPolicy ?? .adaptive, defaultTTL: spec.ttl)
             var live = finish(spec, memory, toggle: toggle, entries: { memory.count }, bytes: { memory.totalCost },
                               capacity: capacity, countLimit: countLimit)
+            if spec.ttl != nil { live.removeExpired = { await memory.removeExpired() } }
             if memory.policy == .adaptive {
                 live.liveConfiguration = { policySummary(window: memory.windowShare, declined: memory.admissionsRejected) }
             }
@@ -203,6 +207,7 @@ public final class Pipeline: Sendable {
             disks.append(disk)
             var live = finish(spec, disk, toggle: toggle, entries: { disk.count }, bytes: { disk.totalSize },
                               capacity: capacity, countLimit: nil)
+            if spec.ttl != nil { live.removeExpired = { await disk.removeExpired() } }
             let adaptive = disk.policy == .adaptive
             live.liveConfiguration = {
                 [adaptive ? policySummary(window: disk.windowShare, declined: disk.admissionsRejected) : "",
