@@ -53,4 +53,28 @@ import Testing
             #expect(model.events.contains { $0.text == "L1: 5 entries expired (TTL passed)" }, "\(model.events.map(\.text).suffix(3))")
         }
     }
+
+    /// `:set` said "(declined by L1)" when L1 kept the key: it was inferred
+    /// from the admission counter, which also counts entries evicted before
+    /// their first hit. Now it says so exactly when L1 does not hold the key.
+    @Test func setSaysDeclinedExactlyWhenTheLevelDoesNotHoldTheKey() async throws {
+        let levels = [
+            LevelSpec(name: "L1", kind: .memory(capacity: 1 << 20, countLimit: 4)),
+            LevelSpec(name: "origin", kind: .origin(latency: .zero, jitter: .zero, failureRate: 0, valueSize: 8)),
+        ]
+        let model = ExplorerModel(pipeline: try Pipeline(PipelineSpec(name: "declined", levels: levels)))
+        let l1 = try #require(model.pipeline.levels.first?.holds)
+        await model.withShutdown {
+            var saidDeclined = 0, notHeld = 0
+            for i in 0..<40 {
+                let outcome = await model.execute(.set(key: "k\(i)", value: "v"))
+                let declined = outcome.message.contains("declined by L1")
+                let held = l1("k\(i)")
+                #expect(declined == !held, "set k\(i): \(outcome.message), L1 holds it: \(held)")
+                if declined { saidDeclined += 1 }
+                if !held { notHeld += 1 }
+            }
+            #expect(saidDeclined == notHeld)
+        }
+    }
 }

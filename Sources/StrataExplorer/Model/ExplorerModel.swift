@@ -203,11 +203,6 @@ public final class ExplorerModel: Sendable {
         }
     }
 
-    /// Each level's sets declined by admission so far (0 for levels without).
-    func declinedSets() -> [Int] {
-        pipeline.levels.map { $0.statistics.snapshot().levelCounters?["admissionsRejected"] ?? 0 }
-    }
-
     /// Why a level under `policy` evicts, for the event log.
     static func evictionReason(_ policy: EvictionPolicy?) -> String {
         switch policy {
@@ -446,13 +441,14 @@ public final class ExplorerModel: Sendable {
     private func set(_ key: String, _ value: String) async -> CommandOutcome {
         let data = Data(value.utf8)
         do {
-            let declinedBefore = declinedSets()
             try await pipeline.cache.set(data, forKey: key)
             // An adaptive level may decline a new key when it is full (the
-            // set still succeeds); say which did (other gets running at the
-            // same time can make this approximate).
-            let declinedBy = zip(pipeline.levels, zip(declinedBefore, declinedSets()))
-                .filter { $1.1 > $1.0 }.map(\.0.spec.name)
+            // set still succeeds): say which levels the set reached that do
+            // not hold the key now (asked directly, not inferred from a counter).
+            let declinedBy = pipeline.levels
+                .filter { level in level.toggle.map(\.isOn) ?? true }
+                .filter { level in level.holds.map { !$0(key) } ?? false }
+                .map(\.spec.name)
             let declined = declinedBy.isEmpty ? "" : " (declined by \(declinedBy.joined(separator: ", ")))"
             log("set \(key) (\(data.count) bytes) → written to every level\(declined)")
             return CommandOutcome("set \(key): \(data.count) bytes written\(declined)")

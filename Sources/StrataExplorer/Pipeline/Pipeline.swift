@@ -19,6 +19,9 @@ public struct LiveLevel: Sendable {
     /// Removes the entries past their TTL and says how many (levels with a
     /// TTL that hold entries: expired entries are not counted as held).
     public var removeExpired: (@Sendable () async -> Int)? = nil
+    /// Whether the level holds a key now, asked without counting a get
+    /// (memory levels: what `:set` reports as declined).
+    public var holds: (@Sendable (String) -> Bool)? = nil
 }
 
 /// A level of a spec that could not be built. It names the file and the
@@ -184,6 +187,7 @@ public final class Pipeline: Sendable {
             var live = finish(spec, memory, toggle: toggle, entries: { memory.count }, bytes: { memory.totalCost },
                               capacity: capacity, countLimit: countLimit)
             if spec.ttl != nil { live.removeExpired = { await memory.removeExpired() } }
+            live.holds = { memory.contains($0) }
             if memory.policy == .adaptive {
                 live.liveConfiguration = { policySummary(window: memory.windowShare, declined: memory.admissionsRejected) }
             }
