@@ -1,6 +1,6 @@
 /// Names from Carlos and Droste, kept so code written against them reads the
-/// same here. Each is an alias of a Strata operation; see the README's
-/// "Coming from Carlos or Droste" table.
+/// same here. Each is an alias of a Strata operation; see the
+/// "Coming from Carlos or Droste" table in docs/migrating.md.
 extension CacheLevel {
     /// Droste's form of ``conditioned(_:)``: skips this level for keys where
     /// `predicate` is `true`.

@@ -1,5 +1,5 @@
-// Every code block in README.md's tour is copied from this file, so the README's
-// examples compile and run. Keep the two in step.
+// Every code block of README.md and docs/guide.md (the tour) is copied from this
+// file, so the examples compile and run. Keep them in step.
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

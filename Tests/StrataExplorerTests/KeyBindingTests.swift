@@ -7,7 +7,7 @@ import Testing
 @Suite struct KeyBindingTests {
     static var readme: String {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md")
+            .deletingLastPathComponent().appendingPathComponent("docs/explorer.md")
         return (try? String(contentsOf: url, encoding: .utf8)) ?? ""
     }
 

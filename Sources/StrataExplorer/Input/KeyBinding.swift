@@ -1,8 +1,8 @@
 /// One key binding of the explorer's normal mode. The bindings are declared
 /// once, in ``table``: the dispatch (``InputController``), the footer hints,
-/// the help overlay and the README's key table all come from it (a test
-/// fails when the README disagrees), as lazygit makes its cheat sheet from
-/// its bindings.
+/// the help overlay and the key table in docs/explorer.md all come from it
+/// (a test fails when docs/explorer.md disagrees), as lazygit makes its
+/// cheat sheet from its bindings.
 public struct KeyBinding: Sendable {
     /// What a binding does.
     public enum Action: Equatable, Sendable {
@@ -18,7 +18,7 @@ public struct KeyBinding: Sendable {
         case lineEditing
     }
 
-    /// The keys as shown (help, README): `["Tab", "S-Tab"]`.
+    /// The keys as shown (help, docs/explorer.md): `["Tab", "S-Tab"]`.
     public let keys: [String]
     public let meaning: String
     /// The footer hint (key, label), if the binding has one; in table order.
@@ -37,7 +37,7 @@ public struct KeyBinding: Sendable {
 
     static func chars(_ text: String) -> [KeyPress] { text.map { .character($0) } }
 
-    /// Every binding, in the order help and the README list them.
+    /// Every binding, in the order help and docs/explorer.md list them.
     public static let table: [KeyBinding] = [
         KeyBinding([":"], "command line: Enter runs, Esc cancels, ↑/↓ history, Tab completes (level names as spelt, matched in any case)", footer: (":", "cmd"),
                    triggers: chars(":"), .open("")),
