@@ -73,24 +73,17 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// Single-flight of the reads of `lower` (see ``ReadFlights``), made by
     /// the first read below: a stack asked only for hits never needs it.
     private let madeFlights = Mutex<ReadFlights<Upper.Value>?>(nil)
+    var flights: ReadFlights<Upper.Value> { made(madeFlights) }
+    /// Single-flight of the loads of ``ComposedCache/get(_:load:)``, made by the first.
+    private let madeLoads = Mutex<ReadFlights<Upper.Value>?>(nil)
+    var loads: ReadFlights<Upper.Value> { made(madeLoads) }
 
-    var flights: ReadFlights<Upper.Value> {
-        madeFlights.withLock { made in
+    private func made(_ slot: borrowing Mutex<ReadFlights<Upper.Value>?>) -> ReadFlights<Upper.Value> {
+        slot.withLock { made in
             if let made { return made }
             let flights = ReadFlights<Upper.Value>(clock: clock)
             made = flights
             return flights
-        }
-    }
-    /// Single-flight of the loads of ``ComposedCache/get(_:load:)``, made by the first.
-    private let madeLoads = Mutex<ReadFlights<Upper.Value>?>(nil)
-
-    var loads: ReadFlights<Upper.Value> {
-        madeLoads.withLock { made in
-            if let made { return made }
-            let loads = ReadFlights<Upper.Value>(clock: clock)
-            made = loads
-            return loads
         }
     }
     /// The keys the loader found nothing for (``Loaded/notFound(ttl:)``).
