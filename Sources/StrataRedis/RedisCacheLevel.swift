@@ -139,7 +139,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     /// Sends a write (see ``writeConnection()``); a server error throws.
     func sendWrite(_ arguments: [[UInt8]]) async throws -> RESPValue {
-        try RedisClient.checked(await client.breaker.guarded { try await Self.sendWrite([arguments], on: writeConnection())[0] })
+        try RedisClient.checked(await Self.sendWrite([arguments], on: writeConnection())[0])
     }
 
     /// Sends a write's commands and waits for their replies, even if the
@@ -593,7 +593,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         var removed = 0
         let pattern = RedisKeyLayout.globEscaped(prefix) + [UInt8(ascii: "*")]
         repeat {
-            let reply = try await client.send([RedisCommandName.scan, Array(cursor.utf8), RedisCommandName.match, pattern,
+            let reply = try await client.sendPastBreaker([RedisCommandName.scan, Array(cursor.utf8), RedisCommandName.match, pattern,
                                                RedisCommandName.count, Array("1000".utf8)])
             guard case .array(let parts?) = reply, parts.count == 2, let next = parts[0].bytes,
                   case .array(let keys?) = parts[1] else { throw RedisError.protocolError("unexpected SCAN reply") }

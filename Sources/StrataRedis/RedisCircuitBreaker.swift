@@ -8,6 +8,10 @@ import Synchronization
 /// probes, and its answer closes the circuit, or its failure opens it again
 /// for twice as long (at most `maxCoolDown`). A server that answers, even
 /// with an error reply, is up.
+///
+/// Only reads go through it: a write (a set, a remove, a clear's `SCAN` and
+/// `UNLINK`) refused without trying would leave Redis holding what the
+/// levels above dropped; writes wait for their answer as before.
 final class RedisCircuitBreaker: Sendable {
     private struct State {
         var failures = 0
@@ -61,7 +65,8 @@ final class RedisCircuitBreaker: Sendable {
         case .timeout?, .connectionFailed?, .connectionClosed?: noAnswer = true
         default: noAnswer = false
         }
-        let cancelled = error is CancellationError
+        // Cancelled, or failed fast by a reconnecting slot: says nothing about the server.
+        let cancelled = error is CancellationError || { if case .unavailable? = error as? RedisError { true } else { false } }()
         state.withLock { state in
             if admission.isProbe { state.probing = false }
             if cancelled { return }  // says nothing about the server

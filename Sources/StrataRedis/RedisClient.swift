@@ -148,6 +148,12 @@ public final class RedisClient: Sendable {
         try Self.checked(await breaker.guarded { try await connection().send(arguments) })
     }
 
+    /// ``send(_:)`` without the circuit breaker: for the steps of a write
+    /// (a clear's `SCAN`), which must be tried, not refused.
+    func sendPastBreaker(_ arguments: [[UInt8]]) async throws -> RESPValue {
+        try Self.checked(await connection().send(arguments))
+    }
+
     /// `reply`, unless it is a server error: that throws ``RedisError/server(_:)``.
     static func checked(_ reply: RESPValue) throws -> RESPValue {
         switch reply {

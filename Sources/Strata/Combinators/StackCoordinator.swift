@@ -146,9 +146,14 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         lower.endSharingReads(invalidation)
     }
 
-    /// New gets of what `invalidation` names start reads of their own below.
+    /// New gets of what `invalidation` names start reads (and loads) of their own.
     func detachReads(_ invalidation: CacheInvalidation<Key>) {
-        guard let flights = madeFlights.withLock({ $0 }) else { return }  // no read below yet
+        detach(madeFlights, invalidation)
+        detach(madeLoads, invalidation)
+    }
+
+    private func detach(_ slot: borrowing Mutex<ReadFlights<Upper.Value>?>, _ invalidation: CacheInvalidation<Key>) {
+        guard let flights = slot.withLock({ $0 }) else { return }  // none made yet
         guard let key = invalidation.changedKey else { return flights.detach(nil) }
         if let key = ReadFlights<Upper.Value>.flightKey(key) { flights.detach(key) }
     }

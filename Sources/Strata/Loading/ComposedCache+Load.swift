@@ -12,8 +12,12 @@ extension ComposedCache {
     /// The value for `key` from the first level that has it, else from
     /// `load`, kept `ttl` (`nil`: the levels' own TTLs) in every level.
     public func get(_ key: Key, ttl: Duration?, load: @escaping @Sendable (Key) async throws -> Value) async throws -> Value {
-        if let value = try await get(key, load: { key in .value(try await load(key), ttl: ttl) }) { return value }
-        return try await load(key)  // not reached: this loader always finds a value
+        let loaded: @Sendable (Key) async throws -> Loaded<Value> = { key in .value(try await load(key), ttl: ttl) }
+        // This loader always finds a value: a miss remembered by another is not its answer.
+        if let value = try await loadThrough(key, loaded, consultingNotFound: false) { return value }
+        // It joined a load whose loader found nothing: load once more, alone.
+        if let value = try await loadAlone(key, loaded, flightKey: ReadFlights<Value>.flightKey(key)).entry?.value { return value }
+        return try await load(key)  // not reached: `loaded` always finds one
     }
 
     /// The value for `key` from the first level that has it, else what
@@ -22,13 +26,18 @@ extension ComposedCache {
     /// meanwhile (in this process; a write of the key through the stack or
     /// reported from below forgets it).
     public func get(_ key: Key, load: @escaping @Sendable (Key) async throws -> Loaded<Value>) async throws -> Value? {
+        try await loadThrough(key, load, consultingNotFound: true)
+    }
+
+    private func loadThrough(_ key: Key, _ load: @escaping @Sendable (Key) async throws -> Loaded<Value>,
+                             consultingNotFound: Bool) async throws -> Value? {
         do {
             if let entry = try await entry(forKey: key) { return entry.value }
         } catch {
             try Self.rethrowIfCancelled(error)
         }
         guard let flightKey = ReadFlights<Value>.flightKey(key) else { return try await loadAlone(key, load, flightKey: nil).entry?.value }
-        if stack.notFound.isNotFound(flightKey, now: stack.clock.now(), order: order) { return nil }
+        if consultingNotFound && stack.notFound.isNotFound(flightKey, now: stack.clock.now(), order: order) { return nil }
         let (entry, _) = try await stack.loads.read(flightKey) { try await loadAlone(key, load, flightKey: flightKey) }
         return entry?.value
     }
@@ -52,6 +61,7 @@ extension ComposedCache {
             }
             return (nil, startedAt)
         case .value(let value, let ttl):
+            if let flightKey { stack.notFound.forget(flightKey) }
             let entry = CacheEntry(value: value, expiresAt: ttl.map { clock.now().advanced(by: $0) })
             if let ticket { await land(entry, forKey: key, ticket: ticket) }
             return (entry, startedAt)
@@ -100,6 +110,7 @@ extension ComposedCache where Key: Hashable {
         for (key, ticket) in zip(missing, tickets) {
             guard let value = loaded[key] else { continue }
             answer[key] = value
+            if let flightKey = ReadFlights<Value>.flightKey(key) { stack.notFound.forget(flightKey) }
             if let ticket { landings.append((key, CacheEntry(value: value, expiresAt: expiresAt), ticket)) }
         }
         await withTaskGroup(of: Void.self) { group in

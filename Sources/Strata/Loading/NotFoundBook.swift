@@ -21,6 +21,11 @@ final class NotFoundBook: Sendable {
         }
     }
 
+    /// A load found a value for `key`: what was remembered is older.
+    func forget(_ key: FlightKey) {
+        entries.withLock { _ = $0.removeValue(forKey: key) }
+    }
+
     /// Whether `key` is known to have nothing now.
     func isNotFound(_ key: FlightKey, now: CacheInstant, order: WriteOrder) -> Bool {
         entries.withLock { entries in
