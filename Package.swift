@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .library(name: "Strata", targets: ["Strata"]),
         .library(name: "StrataRedis", targets: ["StrataRedis"]),
+        .library(name: "StrataMetrics", targets: ["StrataMetrics"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-bench", targets: ["StrataBench"]),
         .executable(name: "strata-hitpath", targets: ["StrataHitPath"]),
@@ -26,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         /// The system calls Glibc's Swift module does not expose (`renameat2`).
@@ -46,6 +49,11 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "StrataMetrics",
+            dependencies: ["Strata", .product(name: "Metrics", package: "swift-metrics")],
             swiftSettings: strictSettings
         ),
         .systemLibrary(name: "CNcursesw", path: "Sources/CNcursesw"),
@@ -119,6 +127,12 @@ let package = Package(
         .testTarget(
             name: "StrataRedisTests",
             dependencies: ["StrataRedis", "Strata", "StrataRedisWorker", "StrataTestSupport", .product(name: "NIOEmbedded", package: "swift-nio")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StrataMetricsTests",
+            dependencies: ["StrataMetrics", "Strata", "StrataTestSupport", .product(name: "MetricsTestKit", package: "swift-metrics"),
+                           .product(name: "Prometheus", package: "swift-prometheus")],
             swiftSettings: strictSettings
         ),
         .testTarget(
