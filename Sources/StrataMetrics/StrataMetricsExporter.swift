@@ -82,6 +82,13 @@ public final class StrataMetricsExporter: Sendable {
         last = Mutex(levels.map { Last(snapshot: $0.statistics.snapshot(), latency: $0.statistics.getLatency.snapshot()) })
     }
 
+    /// Every instrumented level inside `stack` (``CacheLevel/levelStatistics``),
+    /// without entry or byte gauges.
+    public convenience init(stack: some CacheLevel, prefix: String = "strata", dimensions: [(String, String)] = [],
+                            factory: any MetricsFactory = MetricsSystem.factory) {
+        self.init(levels: stack.levelStatistics.map { Level($0) }, prefix: prefix, dimensions: dimensions, factory: factory)
+    }
+
     /// Reports each level's counts since the last report (the first: since
     /// the exporter was made), its gauges now, and the gets it timed.
     public func report() {

@@ -63,3 +63,17 @@ import Testing
         #expect(timer.values.allSatisfy { $0 > 0 })
     }
 }
+
+@Suite struct StrataMetricsStackTests {
+    @Test func anExporterOverAStackFindsItsInstrumentedLevels() async throws {
+        let l1 = MemoryCacheLevel<String, String>(capacity: 1 << 20).instrumented(name: "L1")
+        let origin = BasicFetcher<String, String> { "value of \($0)" }.instrumented(name: "origin")
+        let stack = (l1 + origin).normalize()
+        let metrics = TestMetrics()
+        let exporter = StrataMetricsExporter(stack: stack, factory: metrics)
+        _ = try await stack.get("k")
+        exporter.report()
+        #expect(try metrics.expectCounter("strata_gets_total", [("level", "L1")]).totalValue == 1)
+        #expect(try metrics.expectCounter("strata_hits_total", [("level", "origin")]).totalValue == 1)
+    }
+}

@@ -33,6 +33,8 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     public let synchronousReadIsComplete: Bool
     /// The erased level's own counters (``LevelCounterReporting``), if any.
     @usableFromInline let levelCountersClosure: (@Sendable () -> [String: Int])?
+    /// The statistics of the instrumented levels inside the erased level (``CacheLevel/levelStatistics``).
+    @usableFromInline let statisticsClosure: (@Sendable () -> [LevelStatistics])?
     /// The erased level's ``CacheLevel/sharesReadsInFlight``.
     public let sharesReadsInFlight: Bool
     /// The erased level's ``CacheLevel/endSharingReads(_:)`` (only for one that shares reads).
@@ -81,7 +83,9 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
          endSharingReads: (@Sendable (CacheInvalidation<Key>) -> Void)? = nil,
          invalidate: (@Sendable (CacheInvalidation<Key>) async throws -> Void)? = nil,
          lostCoherence: (@Sendable () -> Void)? = nil,
-         backfill: (@Sendable (Backfill<Value>, Key) async throws -> Void)? = nil) {
+         backfill: (@Sendable (Backfill<Value>, Key) async throws -> Void)? = nil,
+         statistics: (@Sendable () -> [LevelStatistics])? = nil) {
+        self.statisticsClosure = statistics
         self.backfillClosure = backfill
         self.lostCoherenceClosure = lostCoherence
         self.name = name
@@ -220,7 +224,8 @@ extension CacheLevel {
             endSharingReads: endSharing,
             invalidate: { try await self.invalidate($0) },
             lostCoherence: { self.lostCoherence() },
-            backfill: { try await self.backfill($0, forKey: $1) }
+            backfill: { try await self.backfill($0, forKey: $1) },
+            statistics: { statisticsInside(self) }
         )
     }
 }
