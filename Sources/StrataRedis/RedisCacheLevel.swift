@@ -42,6 +42,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     public let prefix: [UInt8]
     /// How keys are named after the prefix.
     public let keyLayout: RedisKeyLayout
+    /// Whether ``shutdown()`` closes the client (made by this level, not shared).
+    let ownsClient: Bool
     /// This level's claim on its prefix (natural layout), given up when it goes.
     private let prefixClaim: RedisPrefixClaim?
     public let codec: CacheCodec<Value>
@@ -73,15 +75,36 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     ///     find there (see ``RedisLeaseBook``): for writers that are not
     ///     Strata and delete keys. Every process on the prefix must agree.
     ///   - keyLayout: how keys are named after the prefix (``RedisKeyLayout``).
-    public init(url: String, prefix: String, codec: CacheCodec<Value>, defaultTTL: Duration? = nil,
-                connections: Int = 2, commandTimeout: Duration = .seconds(2), name: String = "redis",
-                invalidatesLevelsAbove: Bool = true, leases: Bool = false, keyLayout: RedisKeyLayout = .natural) throws {
-        let configuration = try RedisConfiguration(url: url, connections: connections, commandTimeout: commandTimeout)
+    ///   - connections: the pool's size; `connectTimeout`: how long a connect may take.
+    public convenience init(url: String, prefix: String, codec: CacheCodec<Value>, defaultTTL: Duration? = nil,
+                            connections: Int = 2, commandTimeout: Duration = .seconds(2), connectTimeout: Duration = .seconds(1),
+                            name: String = "redis", invalidatesLevelsAbove: Bool = true, leases: Bool = false,
+                            keyLayout: RedisKeyLayout = .natural) throws {
+        let configuration = try RedisConfiguration(url: url, connections: connections, commandTimeout: commandTimeout,
+                                                   connectTimeout: connectTimeout)
+        try self.init(client: RedisClient(configuration: configuration), ownsClient: true, prefix: prefix, codec: codec,
+                      defaultTTL: defaultTTL, name: name, invalidatesLevelsAbove: invalidatesLevelsAbove, leases: leases,
+                      keyLayout: keyLayout)
+    }
+
+    /// A level on a client shared with other levels (one pool for many
+    /// prefixes): ``shutdown()`` of the level leaves the client open; shut
+    /// the client down yourself once every level on it is done.
+    public convenience init(client: RedisClient, prefix: String, codec: CacheCodec<Value>, defaultTTL: Duration? = nil,
+                            name: String = "redis", invalidatesLevelsAbove: Bool = true, leases: Bool = false,
+                            keyLayout: RedisKeyLayout = .natural) throws {
+        try self.init(client: client, ownsClient: false, prefix: prefix, codec: codec, defaultTTL: defaultTTL, name: name,
+                      invalidatesLevelsAbove: invalidatesLevelsAbove, leases: leases, keyLayout: keyLayout)
+    }
+
+    private init(client: RedisClient, ownsClient: Bool, prefix: String, codec: CacheCodec<Value>, defaultTTL: Duration?,
+                 name: String, invalidatesLevelsAbove: Bool, leases: Bool, keyLayout: RedisKeyLayout) throws {
+        let configuration = client.configuration
         let prefix = try RedisKeyLayout.normalizedPrefix(prefix)
         self.keyLayout = keyLayout
+        self.ownsClient = ownsClient
         prefixClaim = keyLayout == .natural
             ? try RedisPrefixClaim(server: "\(configuration.host):\(configuration.port)/\(configuration.database)", prefix: prefix) : nil
-        let client = RedisClient(configuration: configuration)
         self.prefix = prefix
         self.client = client
         self.codec = codec
@@ -637,10 +660,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     }
 
     /// Stops the invalidation connection (without flushing the levels above)
-    /// and closes every connection.
+    /// and closes the client's connections, unless the client was given (shared).
     public func shutdown() async {
         await subscriber?.stop()
-        await client.shutdown()
+        if ownsClient { await client.shutdown() }
     }
 }
 
