@@ -139,4 +139,20 @@ import Testing
         #expect(again == [1: "one", 2: "two", 3: "three"])
         #expect(asked.withLock { $0.count } == 1, "every key was held: the loader is not asked")
     }
+
+    /// Keys loaded together with a jitter do not all expire together.
+    @Test func jitterSpreadsTheDeadlinesWithinItsBound() async throws {
+        let clock = TestClock()
+        let memory = MemoryCacheLevel<Int, String>(capacity: 1 << 20, clock: clock)
+        let stack = memory + MemoryCacheLevel<Int, String>(capacity: 1 << 20, clock: clock)
+        let start = clock.now()
+        for key in 0..<50 { _ = try await stack.get(key, ttl: .seconds(60), jitter: .seconds(10)) { "v\($0)" } }
+        _ = try await stack.getAll(Array(50..<100), ttl: .seconds(60), jitter: .seconds(10)) { keys in
+            Dictionary(uniqueKeysWithValues: keys.map { ($0, "v\($0)") })
+        }
+        let deadlines = (0..<100).compactMap { memory.storedEntry(forKey: $0)?.expiresAt }
+        #expect(deadlines.count == 100)
+        #expect(deadlines.allSatisfy { $0 >= start.advanced(by: .seconds(60)) && $0 <= start.advanced(by: .seconds(70)) })
+        #expect(Set(deadlines).count > 50, "\(Set(deadlines).count) distinct deadlines for 100 keys")
+    }
 }

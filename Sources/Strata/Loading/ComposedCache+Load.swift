@@ -10,9 +10,12 @@
 /// write). A level that fails to answer is passed over: the loader answers.
 extension ComposedCache {
     /// The value for `key` from the first level that has it, else from
-    /// `load`, kept `ttl` (`nil`: the levels' own TTLs) in every level.
-    public func get(_ key: Key, ttl: Duration?, load: @escaping @Sendable (Key) async throws -> Value) async throws -> Value {
-        let loaded: @Sendable (Key) async throws -> Loaded<Value> = { key in .value(try await load(key), ttl: ttl) }
+    /// `load`, kept `ttl` (`nil`: the levels' own TTLs) in every level; with
+    /// `jitter`, up to that much longer, at random, so that keys loaded
+    /// together do not all expire (and reload) together.
+    public func get(_ key: Key, ttl: Duration?, jitter: Duration = .zero,
+                    load: @escaping @Sendable (Key) async throws -> Value) async throws -> Value {
+        let loaded: @Sendable (Key) async throws -> Loaded<Value> = { key in .value(try await load(key), ttl: Self.jittered(ttl, jitter)) }
         // This loader always finds a value: a miss remembered by another is not its answer.
         if let value = try await loadThrough(key, loaded, consultingNotFound: false) { return value }
         // It joined a load whose loader found nothing: load once more, alone.
@@ -68,6 +71,12 @@ extension ComposedCache {
         }
     }
 
+    /// `ttl` plus up to `jitter`, at random (`nil` stays `nil`).
+    static func jittered(_ ttl: Duration?, _ jitter: Duration) -> Duration? {
+        guard let ttl, jitter > .zero else { return ttl }
+        return ttl + .nanoseconds(Int64.random(in: 0...jitter.nanoseconds))
+    }
+
     /// Writes a loaded entry into both levels as a back-fill (`lower` first,
     /// `upper` unless `lower` declined it), if `ticket` is still current.
     /// A level that fails keeps nothing of it and fails nothing else.
@@ -88,10 +97,10 @@ extension ComposedCache {
 extension ComposedCache where Key: Hashable {
     /// The values for `keys` the levels have, and for the others what one
     /// call of `load` finds (asked only for the keys no level has), kept
-    /// `ttl` in every level. Keys `load` leaves out are absent from the
+    /// `ttl` (plus up to `jitter`, per key) in every level. Keys `load` leaves out are absent from the
     /// answer and not remembered. Concurrent calls do not share loads
     /// (``get(_:ttl:load:)`` does).
-    public func getAll(_ keys: [Key], ttl: Duration?,
+    public func getAll(_ keys: [Key], ttl: Duration?, jitter: Duration = .zero,
                        load: @escaping @Sendable ([Key]) async throws -> [Key: Value]) async throws -> [Key: Value] {
         var seen = Set<Key>()
         let unique = keys.filter { seen.insert($0).inserted }
@@ -105,12 +114,13 @@ extension ComposedCache where Key: Hashable {
         let tickets = missing.map { order.beginRead($0) }
         let loaded = try await load(missing)
         let clock = stack.clock
-        let expiresAt = ttl.map { clock.now().advanced(by: $0) }
+        let now = clock.now()
         var landings: [(Key, CacheEntry<Value>, WriteOrder.Ticket)] = []
         for (key, ticket) in zip(missing, tickets) {
             guard let value = loaded[key] else { continue }
             answer[key] = value
             if let flightKey = ReadFlights<Value>.flightKey(key) { stack.notFound.forget(flightKey) }
+            let expiresAt = Self.jittered(ttl, jitter).map { now.advanced(by: $0) }
             if let ticket { landings.append((key, CacheEntry(value: value, expiresAt: expiresAt), ticket)) }
         }
         await withTaskGroup(of: Void.self) { group in
