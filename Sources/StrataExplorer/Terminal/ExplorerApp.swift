@@ -82,6 +82,11 @@ public final class ExplorerApp {
                 Self.handle(event, regions: lastRegions, input: &input)
                 continue
             }
+            if key == .control("z") {  // suspend, as a shell's job control expects
+                backend.suspend()
+                forceRedraw = true
+                continue
+            }
             for action in input.handle(key) { perform(action) }
             if timer == nil { return }  // quit
         }

@@ -175,6 +175,7 @@ public final class NcursesBackend {
     /// recognise are parsed whole (``EscapeSequenceParser``), never read as
     /// Esc plus characters.
     public func readKey() -> KeyPress? {
+        keepProgramModeAfterResume()
         while pending.isEmpty {
             var code: wint_t = 0
             let result = wget_wch(window, &code)
@@ -227,6 +228,42 @@ public final class NcursesBackend {
         case KEY_F0 + 1: .help
         default: nil
         }
+    }
+
+    /// Ctrl-Z: gives the terminal back to the shell and stops the process
+    /// (the shell's job control takes over); returns once it is continued
+    /// (`fg`), with the screen in curses mode again, to be painted whole.
+    public func suspend() {
+        endwin()
+        kill(getpid(), SIGSTOP)
+        // Continued. The shell restores the terminal modes it saved when the
+        // job stopped (cooked: endwin ran first), possibly after this line:
+        // for a while, each key read checks the modes and takes them back.
+        resumedAt = .now
+        restoreProgramMode()
+        refresh()
+    }
+
+    /// When the last ``suspend()`` returned (the modes are watched for 3 s).
+    private var resumedAt: ContinuousClock.Instant?
+
+    private func restoreProgramMode() {
+        reset_prog_mode()
+        raw()
+        noecho()
+        nonl()
+        keypad(window, true)
+        nodelay(window, true)
+    }
+
+    /// After a resume: the shell put the terminal back in line mode after
+    /// this process had set its own; set them again.
+    private func keepProgramModeAfterResume() {
+        guard let resumedAt else { return }
+        guard ContinuousClock.now - resumedAt < .seconds(3) else { self.resumedAt = nil; return }
+        var modes = termios()
+        guard tcgetattr(STDIN_FILENO, &modes) == 0, modes.c_lflag & tcflag_t(ICANON | ECHO) != 0 else { return }
+        restoreProgramMode()
     }
 
     /// Gives the terminal back.
