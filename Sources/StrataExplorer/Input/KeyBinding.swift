@@ -75,6 +75,8 @@ public struct KeyBinding: Sendable {
         KeyBinding([], "", triggers: chars("-"), .slower),
         KeyBinding(["t"], "next colour theme", triggers: chars("t"), .cycleTheme),
         KeyBinding(["Ctrl-L"], "redraw the screen", triggers: [], .redraw),
+        // Handled by the app before the bindings (it needs the terminal).
+        KeyBinding(["Ctrl-Z"], "suspend to the shell (fg brings it back)", triggers: [], .redraw),
         KeyBinding(["?", "h", "F1"], "this help (Esc or ? closes; ↑/↓ PgUp/PgDn scroll)", footer: ("?", "help"),
                    triggers: chars("?h") + [.help], .help),
         KeyBinding(["q", "Ctrl-C"], "quit", footer: ("q", "quit"), triggers: chars("q"), .run(.quit)),
