@@ -248,6 +248,43 @@ import Testing
     }
 }
 
+/// A Redis level that stops answering (SIGSTOP) opens its circuit: the pane
+/// says so, and says it no more once the server answers again (#33).
+@Suite(.serialized) struct RedisCircuitPaneTests {
+    @Test func theRedisPaneSaysWhenReadsFailFast() async throws {
+        let server = try await RedisServer()
+        let text = """
+        levels:
+          - name: L1
+            kind: memory
+            capacity: 64KiB
+          - name: shared
+            kind: redis
+            url: \(server.url)
+            prefix: "circuit:"
+          - name: origin
+            kind: origin
+            latency: 1ms
+            failure-rate: 1
+        """
+        let model = ExplorerModel(pipeline: try Pipeline(try PipelineFile.parse(text, file: "circuit.yaml")))
+        await model.withShutdown {
+            #expect(await ExplorerInvalidationTests.poll { !model.panes()[1].configuration.contains("not subscribed") })
+            kill(server.process.processIdentifier, SIGSTOP)
+            for i in 0..<3 { _ = await model.execute(.get(key: "k\(i)")) }  // 3 reads time out (1 s each)
+            #expect(model.panes()[1].configuration.contains("circuit open"), "\(model.panes()[1].configuration)")
+            kill(server.process.processIdentifier, SIGCONT)
+            let deadline = ContinuousClock.now + .seconds(15)
+            while model.panes()[1].configuration.contains("circuit open") && ContinuousClock.now < deadline {
+                _ = await model.execute(.get(key: "probe"))
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(!model.panes()[1].configuration.contains("circuit open"), "still open after SIGCONT")
+        }
+        await server.kill()
+    }
+}
+
 /// Issue 10, item 2: the event log says why a level missed.
 @Suite struct MissReasonPathTests {
     @Test func anExpiredEntryIsShownAsSuch() {

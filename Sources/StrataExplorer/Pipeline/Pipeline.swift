@@ -240,6 +240,7 @@ public final class Pipeline: Sendable {
             live.liveConfiguration = {
                 "invalidations \(redis.invalidationsReceived) · flushes \(redis.nearCacheFlushes)"
                     + (redis.isReceivingInvalidations ? "" : " · not subscribed")
+                    + (redis.client.isCircuitOpen ? " · circuit open: reads fail fast" : "")
             }
             return live
         }
