@@ -204,24 +204,31 @@ import Testing
     }
 }
 
+/// `L1` (memory) over `shared` (Redis on `server`) over a 1 ms origin, with
+/// extra YAML lines for the shared level and the origin.
+func redisPipeline(_ server: RedisServer, prefix: String, shared: String = "", origin: String = "") throws -> Pipeline {
+    let text = """
+    levels:
+      - name: L1
+        kind: memory
+        capacity: 64KiB
+      - name: shared
+        kind: redis
+        url: \(server.url)
+        prefix: "\(prefix)"
+        \(shared)
+      - name: origin
+        kind: origin
+        latency: 1ms
+        \(origin)
+    """
+    return try Pipeline(try PipelineFile.parse(text, file: "redis.yaml"))
+}
+
 @Suite(.serialized) struct RedisPipelineTests {
     @Test func redisLevelSitsBetweenMemoryAndOriginAndSurvivesAnOutage() async throws {
         let server = try await RedisServer()
-        let text = """
-        levels:
-          - name: L1
-            kind: memory
-            capacity: 64KiB
-          - name: shared
-            kind: redis
-            url: \(server.url)
-            prefix: "explorer:"
-            ttl: 5m
-          - name: origin
-            kind: origin
-            latency: 1ms
-        """
-        let model = ExplorerModel(pipeline: try Pipeline(try PipelineFile.parse(text, file: "redis.yaml")))
+        let model = ExplorerModel(pipeline: try redisPipeline(server, prefix: "explorer:", shared: "ttl: 5m"))
         await model.withShutdown {
             // Subscribed first: a subscription confirmed during the first get
             // reports "anything may have changed" (the level was used while
@@ -253,21 +260,7 @@ import Testing
 @Suite(.serialized) struct RedisCircuitPaneTests {
     @Test func theRedisPaneSaysWhenReadsFailFast() async throws {
         let server = try await RedisServer()
-        let text = """
-        levels:
-          - name: L1
-            kind: memory
-            capacity: 64KiB
-          - name: shared
-            kind: redis
-            url: \(server.url)
-            prefix: "circuit:"
-          - name: origin
-            kind: origin
-            latency: 1ms
-            failure-rate: 1
-        """
-        let model = ExplorerModel(pipeline: try Pipeline(try PipelineFile.parse(text, file: "circuit.yaml")))
+        let model = ExplorerModel(pipeline: try redisPipeline(server, prefix: "circuit:", origin: "failure-rate: 1"))
         await model.withShutdown {
             #expect(await ExplorerInvalidationTests.poll { !model.panes()[1].configuration.contains("not subscribed") })
             kill(server.process.processIdentifier, SIGSTOP)

@@ -106,11 +106,7 @@ import Testing
 }
 
 @Suite struct LoadThroughNotFoundReviewTests {
-    final class Counter: Sendable {
-        let value = Atomic<Int>(0)
-        func next() -> Int { value.add(1, ordering: .relaxed).newValue }
-        var count: Int { value.load(ordering: .relaxed) }
-    }
+    typealias Counter = LoadThroughTests.Counter
 
     /// A miss remembered by get(_:load:) makes get(_:ttl:load:) call its
     /// loader on every call, outside the single flight, and never store it.
