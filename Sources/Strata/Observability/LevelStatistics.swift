@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What an ``InstrumentedCache`` records, in two parts:
 ///
 /// - ``counters``: exact, striped counts and sampled get latency
@@ -30,8 +32,25 @@ public final class LevelStatistics: Sendable {
 
     /// Sets every counter back to zero and forgets the last error.
     public func reset() {
+        resets.add(1, ordering: .sequentiallyConsistent)  // odd while resetting
         counters.reset()
         bus.resetLastError()
+        resets.add(1, ordering: .sequentiallyConsistent)
+    }
+
+    private let resets = Atomic<Int>(0)
+
+    /// The counters now, and how many resets came before them (twice the
+    /// count: a reader that sees it change knows the counters restarted
+    /// from zero, as an exporter of deltas must).
+    public func snapshotWithResets() -> (snapshot: StatisticsSnapshot, latency: LatencySnapshot, resets: Int) {
+        while true {
+            let before = resets.load(ordering: .sequentiallyConsistent)
+            let snapshot = counters.snapshot(), latency = getLatency.snapshot()
+            if before % 2 == 0 && resets.load(ordering: .sequentiallyConsistent) == before {
+                return (snapshot, latency, before)
+            }
+        }
     }
 
     /// The most recent error this level threw (operation, key and message).

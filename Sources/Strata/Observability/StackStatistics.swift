@@ -19,6 +19,10 @@ extension InstrumentedCache: LevelStatisticsSource {
     var heldStatistics: [LevelStatistics] { [statistics] + statisticsInside(inner) }
 }
 
+extension SwitchCache: LevelStatisticsSource {
+    var heldStatistics: [LevelStatistics] { statisticsInside(cacheA) + statisticsInside(cacheB) }
+}
+
 extension BasicCache: LevelStatisticsSource {
     var heldStatistics: [LevelStatistics] { statisticsClosure?() ?? [] }
 }

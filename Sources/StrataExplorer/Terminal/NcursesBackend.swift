@@ -235,7 +235,9 @@ public final class NcursesBackend {
     /// (`fg`), with the screen in curses mode again, to be painted whole.
     public func suspend() {
         endwin()
-        kill(getpid(), SIGSTOP)
+        // SIGTSTP, not SIGSTOP: with no job control to continue it (ssh -t,
+        // a launcher), the kernel discards it and the explorer just redraws.
+        kill(getpid(), SIGTSTP)
         // Continued. The shell restores the terminal modes it saved when the
         // job stopped (cooked: endwin ran first), possibly after this line:
         // for a while, each key read checks the modes and takes them back.
