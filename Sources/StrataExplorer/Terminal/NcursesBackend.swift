@@ -237,7 +237,18 @@ public final class NcursesBackend {
         endwin()
         // SIGTSTP, not SIGSTOP: with no job control to continue it (ssh -t,
         // a launcher), the kernel discards it and the explorer just redraws.
-        kill(getpid(), SIGTSTP)
+        // Its default action, raised on this thread: a handler (ncurses
+        // installs one) would run on whichever thread took the signal while
+        // this one went on and took the terminal back.
+        // (Unblocked here for the moment: the main thread may block it.)
+        let previous = signal(SIGTSTP, SIG_DFL)
+        var tstp = sigset_t(), mask = sigset_t()
+        sigemptyset(&tstp)
+        sigaddset(&tstp, SIGTSTP)
+        pthread_sigmask(SIG_UNBLOCK, &tstp, &mask)
+        raise(SIGTSTP)
+        pthread_sigmask(SIG_SETMASK, &mask, nil)
+        signal(SIGTSTP, previous)
         // Continued. The shell restores the terminal modes it saved when the
         // job stopped (cooked: endwin ran first), possibly after this line:
         // for a while, each key read checks the modes and takes them back.
