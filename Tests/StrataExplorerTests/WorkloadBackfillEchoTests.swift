@@ -11,20 +11,7 @@ import Testing
 @Suite(.serialized) struct WorkloadBackfillEchoTests {
     @Test func aWorkloadsOwnBackfillsAreNotBlamedOnAnotherClient() async throws {
         let server = try await RedisServer()
-        let text = """
-        levels:
-          - name: L1
-            kind: memory
-            capacity: 64KiB
-          - name: shared
-            kind: redis
-            url: \(server.url)
-            prefix: "echo:"
-          - name: origin
-            kind: origin
-            latency: 1ms
-        """
-        let model = ExplorerModel(pipeline: try Pipeline(try PipelineFile.parse(text, file: "redis.yaml")))
+        let model = ExplorerModel(pipeline: try redisPipeline(server, prefix: "echo:"))
         try await model.withShutdown {
             #expect(await ExplorerInvalidationTests.poll { !model.panes()[1].configuration.contains("not subscribed") })
             _ = await model.execute(.sample(0))
