@@ -120,6 +120,9 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                 case .all:
                     counts.flushed()
                     await listeners.publish(.all)
+                case .contactLost:
+                    counts.flushed()
+                    await listeners.publish(.contactLost)
                 case .key(let name):
                     guard let bytes = keyLayout.keyBytes(name, prefix: prefix) else { return }  // another level's key
                     if let key = decodeKey(bytes) {

@@ -196,7 +196,7 @@ final class RedisInvalidationSubscriber: Sendable {
             let wasCoherent = coherent.exchange(false, ordering: .sequentiallyConsistent)
             await connection?.close()
             if isStopped || Task.isCancelled { break }
-            if wasCoherent { await handler(.all) }
+            if wasCoherent { await handler(.contactLost) }
             do { try await Task.sleep(for: backoff) } catch { break }
             backoff = min(backoff * 2, Self.maximumBackoff)
         }

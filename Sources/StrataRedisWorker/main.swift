@@ -39,7 +39,7 @@ let cache = memory + redis
 let subscription = redis.subscribe { invalidation in
     switch invalidation {
     case .key(let key): Out.say("invalidated \(key) \(Out.now())")
-    case .all: Out.say("flush \(Out.now())")
+    case .all, .contactLost: Out.say("flush \(Out.now())")
     }
 }
 while !redis.isReceivingInvalidations { try await Task.sleep(for: .milliseconds(2)) }

@@ -49,6 +49,24 @@ import Testing
         }
     }
 
+    @Test func whenThingsFail() async throws {
+        let database = Database()
+        // README: When things fail
+        let stack = MemoryCacheLevel<Int, String>(capacity: 1 << 20) + BasicFetcher<Int, String> { _ in nil }
+        let users = stack
+            .failSafe(maxStale: .seconds(3600), softTimeout: .milliseconds(100), hardTimeout: .seconds(2))
+            .refreshAhead(at: 0.8)
+        // Fresh when the database answers within 100 ms; else the last value
+        // seen (up to an hour old, marked stale); refreshed in the background
+        // once 80% of its TTL has passed.
+        let name = try await users.get(7, ttl: .seconds(60)) { id in
+            try await database.name(of: id) ?? "nobody"
+        }
+        print(users.resilienceStatistics.staleAnswers)
+        // end
+        #expect(name == "user 7")
+    }
+
     @Test func loadThrough() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-readme-\(UUID())")
         defer { try? FileManager.default.removeItem(at: dir) }

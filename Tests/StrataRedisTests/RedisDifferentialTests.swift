@@ -185,7 +185,7 @@ import Testing
         func add(_ invalidation: CacheInvalidation<String>) {
             switch invalidation {
             case .key(let key): counts.withLock { $0[key, default: 0] += 1 }
-            case .all: counts.withLock { $0["*", default: 0] += 1 }
+            case .all, .contactLost: counts.withLock { $0["*", default: 0] += 1 }
             }
         }
     }

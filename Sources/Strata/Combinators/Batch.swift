@@ -78,7 +78,7 @@ public struct AllBatchCache<Inner: CacheLevel>: WrapperLevel {
 
     /// A changed key may be in any batch: reported as ``CacheInvalidation/all``.
     public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<[Inner.Key]>) async -> Void) -> CacheSubscription {
-        inner.subscribe { _ in await listener(.all) }
+        inner.subscribe { await listener($0.withoutKey()) }
     }
 
     public func getIfPresent(_ keys: [Inner.Key]) async throws -> [Inner.Value]? {

@@ -291,7 +291,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
             try await write(.remove, key,
                             top: { [upper] in try await upper.invalidate(invalidation) },
                             bottom: { [lower] in try await lower.invalidate(invalidation) })
-        case .all:
+        case .all, .contactLost:
             await clearing(top: { [upper] in _ = await attempt { try await upper.invalidate(.all) } },
                            bottom: { [lower] in _ = await attempt { try await lower.invalidate(.all) } })
         }

@@ -45,7 +45,7 @@ public struct KeyTransformedCache<Inner: CacheLevel, NewKey: Sendable>: WrapperL
     /// The inner key of a change cannot be mapped back to this level's key, so
     /// a changed inner key is reported as ``CacheInvalidation/all``.
     public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<NewKey>) async -> Void) -> CacheSubscription {
-        inner.subscribe { _ in await listener(.all) }
+        inner.subscribe { await listener($0.withoutKey()) }
     }
 
     public func set(_ value: Value, forKey key: NewKey) async throws {
@@ -74,6 +74,7 @@ public struct KeyTransformedCache<Inner: CacheLevel, NewKey: Sendable>: WrapperL
             guard let innerKey = try await innerKey(key) else { return }
             try await inner.invalidate(.key(innerKey))
         case .all: try await inner.invalidate(.all)
+        case .contactLost: try await inner.invalidate(.contactLost)
         }
     }
 }

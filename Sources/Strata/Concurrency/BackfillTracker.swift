@@ -39,13 +39,17 @@ final class BackfillTracker: Sendable {
     static let logger = Logger(label: "strata.backfill")
     /// "back-fill failed": the first at once, then once per 10 s with a count
     /// (an outage below fails every back-fill).
-    let failureWarning = RateLimitedWarning(BackfillTracker.logger, "back-fill failed")
+    let failureWarning: RateLimitedWarning
     /// Back-fills in flight at most; past it a back-fill is dropped and
     /// counted as skipped (a back-fill only saves a later read, so dropping
     /// one never changes an answer), so a burst of misses cannot pile up tasks.
     let limit: Int
 
-    @usableFromInline init(limit: Int = 1024) { self.limit = limit }
+    /// `failure` is the warning logged when a write fails (see ``failureWarning``).
+    @usableFromInline init(limit: Int = 1024, failure: Logger.Message = "back-fill failed") {
+        self.limit = limit
+        self.failureWarning = RateLimitedWarning(BackfillTracker.logger, failure)
+    }
 
     /// Starts `write` in its own task; the caller does not wait for it. The
     /// write returns `false` (or throws ``BackfillDeclined``) when it was

@@ -145,7 +145,7 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
         if let invalidateClosure { return try await invalidateClosure(invalidation) }
         switch invalidation {
         case .key(let key): try await removeClosure(key)
-        case .all: await clearClosure()
+        case .all, .contactLost: await clearClosure()
         }
     }
     @inlinable public func onMemoryWarning() async { await memoryWarningClosure() }

@@ -5,9 +5,13 @@ import Logging
 public enum CacheInvalidation<Key: Sendable>: Sendable {
     /// This key changed (set, removed, expired or evicted).
     case key(Key)
-    /// Anything may have changed: the store was flushed, or the level lost
-    /// contact with it and may have missed changes.
+    /// Anything may have changed: the store was flushed or cleared.
     case all
+    /// The level lost contact with its store and may miss changes until it
+    /// is back (then it reports ``all``). Levels above drop what they hold,
+    /// as for ``all``; a fail-safe (``FailSafeCache``) keeps its last known
+    /// values: nobody is known to have changed them.
+    case contactLost
 }
 
 extension CacheInvalidation: Equatable where Key: Equatable {}
@@ -15,6 +19,10 @@ extension CacheInvalidation: Equatable where Key: Equatable {}
 extension CacheInvalidation {
     /// The key that changed; `nil` when anything may have.
     var changedKey: Key? { if case .key(let key) = self { key } else { nil } }
+
+    /// This change for a level whose keys cannot be named from these ones:
+    /// ``all``, or ``contactLost`` as such.
+    func withoutKey<Other>() -> CacheInvalidation<Other> { if case .contactLost = self { .contactLost } else { .all } }
 }
 
 /// The listeners subscribed to a level that reports changes; a level with

@@ -190,7 +190,7 @@ extension CacheLevel {
     public func invalidate(_ invalidation: CacheInvalidation<Key>) async throws {
         switch invalidation {
         case .key(let key): try await remove(key)
-        case .all: await clear()
+        case .all, .contactLost: await clear()
         }
     }
 

@@ -15,12 +15,19 @@ extension ComposedCache {
     /// together do not all expire (and reload) together.
     public func get(_ key: Key, ttl: Duration?, jitter: Duration = .zero,
                     load: @escaping @Sendable (Key) async throws -> Value) async throws -> Value {
+        try await loadEntry(key, ttl: ttl, jitter: jitter, load: load).entry.value
+    }
+
+    /// ``get(_:ttl:jitter:load:)``'s entry, and whether a level had it.
+    package func loadEntry(_ key: Key, ttl: Duration?, jitter: Duration,
+                           load: @escaping @Sendable (Key) async throws -> Value) async throws -> (entry: CacheEntry<Value>, cached: Bool) {
         let loaded: @Sendable (Key) async throws -> Loaded<Value> = { key in .value(try await load(key), ttl: Self.jittered(ttl, jitter)) }
         // This loader always finds a value: a miss remembered by another is not its answer.
-        if let value = try await loadThrough(key, loaded, consultingNotFound: false) { return value }
+        let (entry, cached) = try await loadThrough(key, loaded, consultingNotFound: false)
+        if let entry { return (entry, cached) }
         // It joined a load whose loader found nothing: load once more, alone.
-        if let value = try await loadAlone(key, loaded, flightKey: ReadFlights<Value>.flightKey(key)).entry?.value { return value }
-        return try await load(key)  // not reached: `loaded` always finds one
+        if let entry = try await loadAlone(key, loaded, flightKey: ReadFlights<Value>.flightKey(key)).entry { return (entry, false) }
+        return (CacheEntry(value: try await load(key)), false)  // not reached: `loaded` always finds one
     }
 
     /// The value for `key` from the first level that has it, else what
@@ -29,20 +36,21 @@ extension ComposedCache {
     /// meanwhile (in this process; a write of the key through the stack or
     /// reported from below forgets it).
     public func get(_ key: Key, load: @escaping @Sendable (Key) async throws -> Loaded<Value>) async throws -> Value? {
-        try await loadThrough(key, load, consultingNotFound: true)
+        try await loadThrough(key, load, consultingNotFound: true).entry?.value
     }
 
+    /// The entry for `key` from the levels (`cached`) or from `load`.
     private func loadThrough(_ key: Key, _ load: @escaping @Sendable (Key) async throws -> Loaded<Value>,
-                             consultingNotFound: Bool) async throws -> Value? {
+                             consultingNotFound: Bool) async throws -> (entry: CacheEntry<Value>?, cached: Bool) {
         do {
-            if let entry = try await entry(forKey: key) { return entry.value }
+            if let entry = try await entry(forKey: key) { return (entry, true) }
         } catch {
             try Self.rethrowIfCancelled(error)
         }
-        guard let flightKey = ReadFlights<Value>.flightKey(key) else { return try await loadAlone(key, load, flightKey: nil).entry?.value }
-        if consultingNotFound && stack.notFound.isNotFound(flightKey, now: stack.clock.now(), order: order) { return nil }
+        guard let flightKey = ReadFlights<Value>.flightKey(key) else { return (try await loadAlone(key, load, flightKey: nil).entry, false) }
+        if consultingNotFound && stack.notFound.isNotFound(flightKey, now: stack.clock.now(), order: order) { return (nil, true) }
         let (entry, _) = try await stack.loads.read(flightKey) { try await loadAlone(key, load, flightKey: flightKey) }
-        return entry?.value
+        return (entry, false)
     }
 
     /// Gets that joined a load in flight so far (tests).
@@ -68,6 +76,25 @@ extension ComposedCache {
             let entry = CacheEntry(value: value, expiresAt: ttl.map { clock.now().advanced(by: $0) })
             if let ticket { await land(entry, forKey: key, ticket: ticket) }
             return (entry, startedAt)
+        }
+    }
+
+    /// Loads `key` again and writes it into the upper level, if no write or
+    /// reported change touched the key since the load began; returns whether
+    /// it landed. A refresh ahead of expiry: it replaces the live entry, so
+    /// it stays out of `lower`, which may be shared: there it could replace
+    /// a newer value another process wrote and this one has not heard of yet
+    /// (here, the report of that write drops it when it comes).
+    package func refresh(_ key: Key, ttl: Duration?, jitter: Duration,
+                         load: @Sendable (Key) async throws -> Value) async throws -> Bool {
+        guard let ticket = order.beginRead(key) else { return false }
+        let value = try await load(key)
+        let upper = self.upper, stack = self.stack, now = stack.clock.now()
+        let expiresAt = Self.jittered(ttl, jitter).map { now.advanced(by: $0) }
+        return try await CacheContext.writing(as: stack.writer) {
+            try await stack.order.land(ticket, { _ in
+                try await upper.set(value, forKey: key, expiresAt: expiresAt)
+            }, undo: { upper.lostCoherence() })
         }
     }
 

@@ -9,6 +9,11 @@ public struct CacheEvent: Sendable, Equatable, CustomStringConvertible {
         /// Dropped because a level below reported a change made elsewhere
         /// (``CacheLevel/invalidate(_:)``): not a user's remove.
         case invalidated
+        /// Answered with a last known value because the levels failed or
+        /// were late (``ResilientCache``); `duration` is the value's age.
+        case stale
+        /// No answer within the hard timeout (``ResilientCache``).
+        case timedOut
     }
 
     public let level: String

@@ -104,7 +104,8 @@ public final class ExplorerModel: Sendable {
                     // above must not wait for a log line).
                     self?.logReport(of: key, via: name)
                 case .key(let key): self?.log("invalidated \(key) (by another client, via \(name))")
-                case .all: self?.log("\(name): levels above flushed (store flushed or contact lost)")
+                case .all: self?.log("\(name): levels above flushed (store flushed or cleared)")
+                case .contactLost: self?.log("\(name): levels above flushed (contact lost)")
                 }
             }
             subscriptions.withLock { $0.append(subscription) }

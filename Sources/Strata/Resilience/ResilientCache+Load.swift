@@ -1,0 +1,34 @@
+/// Load-through under the options: fail-safe and timeouts around the whole
+/// get (levels and loader), refresh ahead of expiry on hits.
+extension ResilientCache {
+    /// The value for `key` from the first level of the stack that has it,
+    /// else from `load`, kept `ttl` (plus up to `jitter`) in every level (see
+    /// ``ComposedCache/get(_:ttl:jitter:load:)``). A hit past the refresh-ahead
+    /// fraction of `ttl` starts one background load of the key; a failing or
+    /// late get answers the last known value (see ``ResilientCache``).
+    public func get<Upper, Lower>(_ key: Key, ttl: Duration?, jitter: Duration = .zero,
+                                  load: @escaping @Sendable (Key) async throws -> Value) async throws -> Value
+    where Inner == ComposedCache<Upper, Lower> {
+        let entry = try await guarded(key) { [inner, weak self] in
+            let (entry, cached) = try await inner.loadEntry(key, ttl: ttl, jitter: jitter, load: load)
+            if cached { self?.refreshIfDue(entry, key, ttl: ttl, jitter: jitter, load: load) }
+            return entry
+        }
+        guard let entry else { throw FetchError.valueNotInCache }  // not reached: a loading get finds a value
+        return entry.value
+    }
+
+    /// Starts a refresh of `key` if `entry` is past the refresh-ahead
+    /// fraction of `ttl` and none is under way.
+    private func refreshIfDue<Upper, Lower>(_ entry: CacheEntry<Value>, _ key: Key, ttl: Duration?, jitter: Duration,
+                                            load: @escaping @Sendable (Key) async throws -> Value)
+    where Inner == ComposedCache<Upper, Lower> {
+        guard let fraction = options.refreshAhead, let ttl, let expiresAt = entry.expiresAt else { return }
+        let refreshAt = expiresAt.advanced(by: .zero - ttl * (1 - fraction))
+        guard clock.now() >= refreshAt, refreshing.withLock({ $0.insert(key).inserted }) else { return }
+        refreshes.start(level: name, key: key) { [self] in
+            defer { refreshing.withLock { _ = $0.remove(key) } }
+            return try await inner.refresh(key, ttl: ttl, jitter: jitter, load: load)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Strata
+@testable import StrataRedis
+import StrataTestSupport
+import Synchronization
+import Testing
+
+/// Fail-safe over a real Redis (`(memory + redis).failSafe(...)` with a
+/// loader): while Redis and the database are both down the last known value
+/// is answered; a value another client removed never is; after Redis comes
+/// back, nothing from before is vouched for.
+@Suite(.serialized) struct RedisFailSafeTests {
+    final class Database: Sendable {
+        let down = Atomic<Bool>(false)
+        let loads = Atomic<Int>(0)
+        struct Down: Error {}
+        func load(_ key: String) async throws -> String {
+            loads.add(1, ordering: .relaxed)
+            if down.load(ordering: .relaxed) { throw Down() }
+            return "row \(key)"
+        }
+    }
+
+    @Test func withRedisAndTheDatabaseDownTheLastKnownValueIsAnsweredAndForgottenOnceRedisIsBack() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "fs1:", codec: .string,
+                                                        commandTimeout: .milliseconds(300))
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = (memory + redis).failSafe(maxStale: .seconds(600))
+        let db = Database()
+        #expect(await poll { redis.isReceivingInvalidations })
+        #expect(try await cache.get("k", ttl: .seconds(60), load: db.load) == "row k")
+        // Redis reports the load's own write (a script's) back as anyone's:
+        // the key is read again and stays known.
+        #expect(await poll { cache.resilienceStatistics.changedKeysReread == 1 })
+        await cache.waitForPendingWrites()
+        #expect(cache.resilienceStatistics.knownValues == 1)
+
+        await server.kill()
+        db.down.store(true, ordering: .relaxed)
+        #expect(await poll { !memory.contains("k") }, "contact lost: memory above is flushed")
+        #expect(try await cache.get("k", ttl: .seconds(60), load: db.load) == "row k", "the last known value")
+        #expect(cache.resilienceStatistics.staleAnswers == 1)
+        #expect(!memory.contains("k"), "a stale answer is not kept as fresh")
+
+        try await server.restart()  // empty: whatever changed meanwhile is unknown
+        #expect(await poll(timeout: .seconds(10)) { redis.isReceivingInvalidations }, "\(redis.invalidationError ?? "")")
+        #expect(await poll { cache.resilienceStatistics.knownValues == 0 }, "back in contact: nothing from before is vouched for")
+        await #expect(throws: (any Error).self) { try await cache.get("k", ttl: .seconds(60), load: db.load) }
+        db.down.store(false, ordering: .relaxed)
+        #expect(try await cache.get("k", ttl: .seconds(60), load: db.load) == "row k")
+        await redis.shutdown(); await server.kill()
+    }
+
+    @Test func aKeyAnotherClientDeletedIsNeverAnsweredStale() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "fs2:", codec: .string)
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = (memory + redis).failSafe(maxStale: .seconds(600))
+        let db = Database()
+        #expect(await poll { redis.isReceivingInvalidations })
+        #expect(try await cache.get("gone", ttl: .seconds(60), load: db.load) == "row gone")
+        #expect(try await cache.get("kept", ttl: .seconds(60), load: db.load) == "row kept")
+        await cache.waitForPendingWrites()
+        #expect(try await redisCLI(server, "DEL", "fs2:gone").contains("1"))
+        #expect(await poll { !memory.contains("gone") })
+        db.down.store(true, ordering: .relaxed)
+        await #expect(throws: Database.Down.self) { try await cache.get("gone", ttl: .seconds(60), load: db.load) }
+        #expect(try await cache.get("kept", ttl: .seconds(60), load: db.load) == "row kept", "a hit: Redis still has it")
+        await redis.shutdown(); await server.kill()
+    }
+}
