@@ -17,23 +17,38 @@ import Synchronization
 ///
 /// When full, a shard drops the key it recorded first (FIFO): a fallback
 /// needs to be bounded, not clever.
+@usableFromInline
 final class LastKnownValues<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    @usableFromInline
     struct Known {
-        var value: Value
-        var seenAt: CacheInstant
+        @usableFromInline var value: Value
+        @usableFromInline var seenAt: CacheInstant
+        @inlinable init(value: Value, seenAt: CacheInstant) {
+            self.value = value
+            self.seenAt = seenAt
+        }
     }
 
+    @usableFromInline
     struct Ticket: Sendable {
-        fileprivate let shard: Int
-        fileprivate let generation: UInt64
+        @usableFromInline let shard: Int
+        @usableFromInline let generation: UInt64
+        @inlinable init(shard: Int, generation: UInt64) {
+            self.shard = shard
+            self.generation = generation
+        }
     }
 
-    private struct Shard {
-        var values: [Key: Known] = [:]
-        var order = Deque<Key>()
-        var generation: UInt64 = 0
-        var writes = 0
+    @usableFromInline
+    struct Shard {
+        @usableFromInline var values: [Key: Known] = [:]
+        @usableFromInline var order = Deque<Key>()
+        @usableFromInline var generation: UInt64 = 0
+        @usableFromInline var writes = 0
 
+        @usableFromInline init() {}
+
+        @inlinable
         mutating func store(_ value: Value, _ key: Key, at now: CacheInstant, capacity: Int) {
             if values.updateValue(Known(value: value, seenAt: now), forKey: key) == nil { order.append(key) }
             while values.count > capacity, let oldest = order.popFirst() { values[oldest] = nil }
@@ -41,31 +56,33 @@ final class LastKnownValues<Key: Hashable & Sendable, Value: Sendable>: Sendable
             if order.count > 2 * max(values.count, 16) { order = Deque(order.filter { values[$0] != nil }) }
         }
 
-        @discardableResult
+        @inlinable @discardableResult
         mutating func forget(_ key: Key) -> Bool {
             generation &+= 1
             return values.removeValue(forKey: key) != nil
         }
     }
 
-    private final class ShardBox: Sendable {
-        let state = Mutex(Shard())
+    @usableFromInline
+    final class ShardBox: Sendable {
+        @usableFromInline let state = Mutex(Shard())
+        @usableFromInline init() {}
     }
 
-    private let shards: [ShardBox]
-    private let capacityPerShard: Int
+    @usableFromInline let shards: [ShardBox]
+    @usableFromInline let capacityPerShard: Int
 
     /// At most `capacity` values (rounded up to a multiple of the shard count).
-    init(capacity: Int) {
+    @usableFromInline init(capacity: Int) {
         let count = 16
         shards = (0..<count).map { _ in ShardBox() }
         capacityPerShard = max(1, (max(capacity, 1) + count - 1) / count)
     }
 
-    private func shard(of key: Key) -> Int { Int(UInt(bitPattern: key.hashValue) % UInt(shards.count)) }
+    @inlinable func shard(of key: Key) -> Int { Int(UInt(bitPattern: key.hashValue) % UInt(shards.count)) }
 
     /// Taken before a read; `nil` while a write to the key's shard is in flight.
-    func beginRead(_ key: Key) -> Ticket? {
+    @inlinable func beginRead(_ key: Key) -> Ticket? {
         let index = shard(of: key)
         return shards[index].state.withLock { shard in
             shard.writes == 0 ? Ticket(shard: index, generation: shard.generation) : nil
@@ -74,7 +91,7 @@ final class LastKnownValues<Key: Hashable & Sendable, Value: Sendable>: Sendable
 
     /// What a read found: a value is recorded if nothing changed since
     /// `ticket`; a miss forgets the key (the levels hold none now).
-    func settle(_ value: Value?, forKey key: Key, ticket: Ticket?, at now: CacheInstant) {
+    @inlinable func settle(_ value: Value?, forKey key: Key, ticket: Ticket?, at now: CacheInstant) {
         guard let value else { forget(key); return }
         guard let ticket else { return }
         let capacity = capacityPerShard
@@ -107,7 +124,7 @@ final class LastKnownValues<Key: Hashable & Sendable, Value: Sendable>: Sendable
     }
 
     /// Forgets `key`; returns whether a value was known.
-    @discardableResult
+    @inlinable @discardableResult
     func forget(_ key: Key) -> Bool {
         shards[shard(of: key)].state.withLock { $0.forget(key) }
     }

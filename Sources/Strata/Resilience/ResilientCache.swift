@@ -46,8 +46,8 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
     public let inner: Inner
     public let options: ResilienceOptions
     /// Last known values; `nil` when fail-safe is off.
-    let known: LastKnownValues<Key, Value>?
-    let clock: any CacheClock
+    @usableFromInline let known: LastKnownValues<Key, Value>?
+    @usableFromInline let clock: any CacheClock
     let counters = ResilienceCounters()
     /// Refreshes ahead of expiry under way, and their keys.
     let refreshes = BackfillTracker(failure: "refresh ahead failed")
@@ -86,10 +86,12 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
 
     // MARK: Reads
 
+    @inlinable
     public func getIfPresent(_ key: Key) async throws -> Value? {
         try await entry(forKey: key)?.value
     }
 
+    @inlinable
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         if let value = inner.synchronousValue(forKey: key) {
             known?.settle(value, forKey: key, ticket: known?.beginRead(key), at: clock.now())
@@ -117,6 +119,7 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
 
     /// Runs `read` under the options: records what it finds, answers the
     /// last known value when it fails or is late, throws past the hard timeout.
+    @usableFromInline
     func guarded(_ key: Key, _ read: @escaping @Sendable () async throws -> CacheEntry<Value>?) async throws -> CacheEntry<Value>? {
         let ticket = known?.beginRead(key)
         let settled: @Sendable () async throws -> CacheEntry<Value>? = { [known, clock, writer] in
