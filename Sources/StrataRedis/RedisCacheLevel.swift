@@ -59,6 +59,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     let invalidationCounts = RedisInvalidationCounts()
     /// The tracking connection; `nil` when `invalidatesLevelsAbove` is false.
     let subscriber: RedisInvalidationSubscriber?
+    /// Back-fills awaiting Redis's report of their own write (``RedisScriptEchoes``).
+    let echoes = RedisScriptEchoes()
     /// The leases reads left for their back-fills; `nil` without `leases`.
     let leaseBook: RedisLeaseBook?
     /// Whether a miss leaves a lease in the key (see ``RedisLeaseBook``).
@@ -113,18 +115,21 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         self.invalidatesLevelsAbove = invalidatesLevelsAbove
         leaseBook = leases ? RedisLeaseBook() : nil
         if invalidatesLevelsAbove {
-            let listeners = self.listeners, counts = self.invalidationCounts
+            let listeners = self.listeners, counts = self.invalidationCounts, echoes = self.echoes
             let decodeKey = Self.keyDecoder()
             subscriber = RedisInvalidationSubscriber(configuration: configuration, group: client.group, prefix: prefix) { invalidation in
                 switch invalidation {
                 case .all:
+                    echoes.removeAll()
                     counts.flushed()
                     await listeners.publish(.all)
                 case .contactLost:
+                    echoes.removeAll()
                     counts.flushed()
                     await listeners.publish(.contactLost)
                 case .key(let name):
                     guard let bytes = keyLayout.keyBytes(name, prefix: prefix) else { return }  // another level's key
+                    if let written = echoes.take(name), await Self.holds(client, name, written) { return }
                     if let key = decodeKey(bytes) {
                         counts.received()
                         await listeners.publish(.key(key))
@@ -137,6 +142,12 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         } else {
             subscriber = nil
         }
+    }
+
+    /// Whether `name` holds exactly `bytes` now (a failed check: no).
+    static func holds(_ client: RedisClient, _ name: [UInt8], _ bytes: [UInt8]) async -> Bool {
+        guard case .bulkString(let held?) = try? await client.send([RedisCommandName.get, name]) else { return false }
+        return held.readableBytesView.elementsEqual(bytes)
     }
 
     /// A level dropped without ``shutdown()``: stops the invalidation
@@ -481,15 +492,19 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                   let held = leaseBook.lease(for: name, readStart: readStart) else { throw BackfillDeclined() }
             lease = held
         }
+        if subscriber != nil { echoes.expect(name, Array(encoded)) }
         let reply = try await Self.sendWrite([[RedisCommandName.eval, Array(Self.backfillScript.utf8), Array("3".utf8),
                                                name, tombstone(of: name), tombstoneOfAll,
                                                Array(encoded), milliseconds, Array(String(age).utf8), lease]], on: connection)[0]
         switch reply {
-        case .null, .bulkString(nil): throw BackfillDeclined()
+        case .null, .bulkString(nil):
+            echoes.cancel(name)
+            throw BackfillDeclined()
         case .error(let message): throw RedisError.server(message)
         default: break
         }
         if ContinuousClock.now - sent >= Self.backfillMargin {
+            echoes.cancel(name)
             _ = try? await sendWrite([RedisCommandName.eval, Array(Self.undoScript.utf8), Array("1".utf8), name, Array(encoded)])
             throw BackfillDeclined()
         }

@@ -123,7 +123,6 @@ final class LastKnownValues<Key: Hashable & Sendable, Value: Sendable>: Sendable
         }
     }
 
-    /// Forgets `key`; returns whether a value was known.
     @inlinable @discardableResult
     func forget(_ key: Key) -> Bool {
         shards[shard(of: key)].state.withLock { $0.forget(key) }

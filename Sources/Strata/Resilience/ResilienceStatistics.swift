@@ -14,8 +14,6 @@ public struct ResilienceStatistics: Sendable, Equatable {
     public var refreshesFailed: Int
     /// Refreshes dropped because a write or a reported change touched the key meanwhile.
     public var refreshesDropped: Int
-    /// Known keys read again because a level below reported them changed.
-    public var changedKeysReread: Int
     /// Last known values held now.
     public var knownValues: Int
 }
@@ -25,11 +23,10 @@ final class ResilienceCounters: Sendable {
     let softTimeouts = Atomic<Int>(0)
     let hardTimeouts = Atomic<Int>(0)
 
-    func snapshot(knownValues: Int, refreshes: (started: Int, failed: Int, skipped: Int, pending: Int),
-                  rereads: Int) -> ResilienceStatistics {
+    func snapshot(knownValues: Int, refreshes: (started: Int, failed: Int, skipped: Int, pending: Int)) -> ResilienceStatistics {
         ResilienceStatistics(
             staleAnswers: staleAnswers.load(ordering: .relaxed), softTimeouts: softTimeouts.load(ordering: .relaxed),
             hardTimeouts: hardTimeouts.load(ordering: .relaxed), refreshesStarted: refreshes.started,
-            refreshesFailed: refreshes.failed, refreshesDropped: refreshes.skipped, changedKeysReread: rereads, knownValues: knownValues)
+            refreshesFailed: refreshes.failed, refreshesDropped: refreshes.skipped, knownValues: knownValues)
     }
 }

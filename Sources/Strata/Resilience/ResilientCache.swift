@@ -16,9 +16,9 @@ import Synchronization
 // clear, a miss and a change reported from below (another process, a
 // flushed store) forget it; a store's report of a write this cache caused
 // (its sets, the back-fills and loads of its reads: tagged with its writer
-// id, as a stack tags its own) is no such change. Losing contact with a store forgets nothing:
-// nobody is known to have changed anything, and an outage is exactly when
-// the fallback is wanted.
+// id, as a stack tags its own) is no such change. Losing contact with a
+// store forgets nothing: nobody is known to have changed anything, and an
+// outage is exactly when the fallback is wanted.
 //
 // Timeouts. With `softTimeout`, a get that has a fallback and is not
 // answered by then answers the fallback; the read runs on in the
@@ -52,8 +52,6 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
     /// Refreshes ahead of expiry under way, and their keys.
     let refreshes = BackfillTracker(failure: "refresh ahead failed")
     let refreshing = Mutex<Set<Key>>([])
-    /// Reads of known keys reported changed below (see ``forget(_:)``).
-    let relearning = BackfillTracker(failure: "reading a changed key again failed")
     private let subscription = Mutex<CacheSubscription?>(nil)
     /// Tags the writes its reads and writes cause below (back-fills, loads):
     /// a store's report of one is no change made by others.
@@ -74,13 +72,12 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
 
     /// What this level has done so far.
     public var resilienceStatistics: ResilienceStatistics {
-        counters.snapshot(knownValues: known?.count ?? 0, refreshes: refreshes.counts, rereads: relearning.counts.started)
+        counters.snapshot(knownValues: known?.count ?? 0, refreshes: refreshes.counts)
     }
 
     /// Also waits for the refreshes ahead started before.
     public func waitForPendingWrites() async {
         await refreshes.waitUntilIdle()
-        await relearning.waitUntilIdle()
         await inner.waitForPendingWrites()
     }
 
@@ -233,23 +230,11 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
         await inner.onMemoryWarning()
     }
 
-    /// A change reported from below: forgotten, unless only contact was
-    /// lost. A known key is read again in the background (the value the
-    /// levels hold now is learnt, or its absence): a store may report a
-    /// write this cache caused as anyone's (Redis reports the writes of a
-    /// back-fill's script to the client that ran it).
+    /// A change reported from below: forgotten, unless only contact was lost.
     private func forget(_ invalidation: CacheInvalidation<Key>) {
-        guard let known else { return }
         switch invalidation {
-        case .key(let key):
-            guard known.forget(key) else { return }
-            relearning.start(level: name, key: key) { [self] in
-                let ticket = known.beginRead(key)
-                let entry = try await CacheContext.writing(as: writer) { try await inner.entry(forKey: key) }
-                known.settle(entry?.value, forKey: key, ticket: ticket, at: clock.now())
-                return true
-            }
-        case .all: known.forgetAll()
+        case .key(let key): known?.forget(key)
+        case .all: known?.forgetAll()
         case .contactLost: break
         }
     }

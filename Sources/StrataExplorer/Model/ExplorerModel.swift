@@ -61,48 +61,19 @@ public final class ExplorerModel: Sendable {
         listenForInvalidations()
     }
 
-    /// Tells the echoes of this explorer's back-fills into a Redis level
-    /// (from the level's events: its `get` commands and its workloads alike)
-    /// from other clients' changes.
-    private let echoes = EchoBook()
-
     /// The model's subscriptions to its levels' changes (for the event log), for as long as it lives.
     private let subscriptions = Mutex<[CacheSubscription]>([])
-
-    /// Logs Redis's report of `key`: an echo of this explorer's back-fill, or
-    /// another client's change (see ``EchoBook``), once told, in the order of
-    /// the reports of the key.
-    private func logReport(of key: String, via name: String) {
-        echoes.judge(key) { [weak self] echo in
-            self?.log("invalidated \(key) (\(echo ? "echo of this explorer's back-fill" : "by another client"), via \(name))")
-        }
-    }
 
     /// Logs every change a shared level (Redis, a disk directory other
     /// processes write) hears of, as the levels above drop the key.
     private func listenForInvalidations() {
         for level in pipeline.levels {
             let name = level.spec.name
-            let isRedis = if case .redis = level.spec.kind { true } else { false }
-            if isRedis {
-                _ = level.statistics.bus.addObserver { [weak self] event in
-                    if event.isBackfill {
-                        if event.operation == .set && event.outcome == .stored { self?.echoes.noteBackfill(event.key) }
-                    } else if event.operation == .get && (event.outcome == .miss || event.outcome == .error) {
-                        self?.echoes.noteMiss(event.key)
-                    }
-                }
-            }
             let subscription = level.cache.subscribe { [weak self] invalidation in
                 // This explorer's own write, which a shared level reports to
                 // the other compositions over it in this process: not news.
                 if CacheContext.isLocalWriteReport { return }
                 switch invalidation {
-                case .key(let key) where isRedis:
-                    // Judged here, in Redis's order; a report that must wait
-                    // for its back-fill waits in a task, not here (the levels
-                    // above must not wait for a log line).
-                    self?.logReport(of: key, via: name)
                 case .key(let key): self?.log("invalidated \(key) (by another client, via \(name))")
                 case .all: self?.log("\(name): levels above flushed (store flushed or cleared)")
                 case .contactLost: self?.log("\(name): levels above flushed (contact lost)")
