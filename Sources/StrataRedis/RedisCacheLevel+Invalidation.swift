@@ -20,12 +20,11 @@ extension RedisCacheLevel {
     ///   other composition over it in this process drops the key; the writing
     ///   one skips it (``CacheWriteOrigin``). A back-fill into Redis is a
     ///   script, and Redis counts a script's writes as the script's, not the
-    ///   connection's: those are still reported back, so the levels above drop
-    ///   a key shortly after back-filling it.
-    /// - When the connection drops (or misses a health-check `PING`), `.all`
-    ///   is published, since changes may have been missed; it reconnects with
-    ///   a backoff and subscribes again, and publishes `.all` once more if the
-    ///   level was used while unsubscribed.
+    ///   connection's: Redis reports those back, and the level recognises
+    ///   them (``RedisScriptEchoes``).
+    /// - When the connection drops (or misses a health-check `PING`),
+    ///   `.contactLost` is published, since changes may be missed; it
+    ///   reconnects with a backoff, subscribes again and publishes `.all`.
     /// - A key that cannot be rebuilt from its bytes (a key type not
     ///   ``RedisKeyDecodable``) is published as `.all`.
     /// - Needs Redis 6 or later (RESP3); with an older server nothing is
@@ -39,9 +38,9 @@ extension RedisCacheLevel {
     /// Keys reported changed by Redis and published to the levels above.
     public var invalidationsReceived: Int { invalidationCounts.invalidationsReceived }
 
-    /// Times the levels above were told to drop everything (`.all`): a
-    /// `FLUSHDB`/`FLUSHALL`, a lost invalidation connection, or a
-    /// resubscription after the level was used unsubscribed.
+    /// Times the levels above were told to drop everything (`.all` or
+    /// `.contactLost`): a `FLUSHDB`/`FLUSHALL`, a lost invalidation
+    /// connection, a resubscription.
     public var nearCacheFlushes: Int { invalidationCounts.nearCacheFlushes }
 
     /// Whether the invalidation connection is subscribed now.

@@ -120,16 +120,14 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             subscriber = RedisInvalidationSubscriber(configuration: configuration, group: client.group, prefix: prefix) { invalidation in
                 switch invalidation {
                 case .all:
-                    echoes.removeAll()
                     counts.flushed()
                     await listeners.publish(.all)
                 case .contactLost:
-                    echoes.removeAll()
                     counts.flushed()
                     await listeners.publish(.contactLost)
                 case .key(let name):
                     guard let bytes = keyLayout.keyBytes(name, prefix: prefix) else { return }  // another level's key
-                    if let written = echoes.take(name), await Self.holds(client, name, written) { return }
+                    if let written = echoes.take(name), await Self.holds(client, name, oneOf: written) { return }
                     if let key = decodeKey(bytes) {
                         counts.received()
                         await listeners.publish(.key(key))
@@ -144,10 +142,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         }
     }
 
-    /// Whether `name` holds exactly `bytes` now (a failed check: no).
-    static func holds(_ client: RedisClient, _ name: [UInt8], _ bytes: [UInt8]) async -> Bool {
+    /// Whether `name` holds exactly one of `values` now (a failed check: no).
+    static func holds(_ client: RedisClient, _ name: [UInt8], oneOf values: [[UInt8]]) async -> Bool {
         guard case .bulkString(let held?) = try? await client.send([RedisCommandName.get, name]) else { return false }
-        return held.readableBytesView.elementsEqual(bytes)
+        return values.contains { held.readableBytesView.elementsEqual($0) }
     }
 
     /// A level dropped without ``shutdown()``: stops the invalidation
@@ -414,8 +412,23 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         try await reporting(.key(key)) { try await store(fill.value, forKey: key, expiresAt: fill.expiresAt, backfill: fill) }
     }
 
-    /// The body of ``set(_:forKey:expiresAt:)`` and ``backfill(_:forKey:)`` (`backfill` set).
-    private func store(_ value: Value, forKey key: Key, expiresAt: CacheInstant?, backfill: Backfill<Value>?) async throws {
+    /// Replaces the key's value only if it still holds `seen`'s bytes (and
+    /// no remove or clear came after the refresh's load began: tombstones),
+    /// in one script: another client's newer value is never replaced.
+    public func replace(_ seen: Value, with fill: Backfill<Value>, forKey key: Key) async throws {
+        await beginOperation()
+        let held: Data
+        do { held = try codec.encoded(seen) } catch { throw BackfillDeclined() }
+        try await reporting(.key(key)) {
+            try await store(fill.value, forKey: key, expiresAt: fill.expiresAt, backfill: fill, replacing: Array(held))
+        }
+    }
+
+    /// The body of ``set(_:forKey:expiresAt:)``, ``backfill(_:forKey:)``
+    /// (`backfill` set) and ``replace(_:with:forKey:)`` (`replacing` set too:
+    /// the bytes the key must hold, in place of a lease).
+    private func store(_ value: Value, forKey key: Key, expiresAt: CacheInstant?, backfill: Backfill<Value>?,
+                       replacing: [UInt8]? = nil) async throws {
         let isBackfill = backfill != nil
         let encoded: Data
         do { encoded = try codec.encoded(value) } catch {
@@ -475,16 +488,17 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         // age is taken once a connection is in hand (a reconnect can take a
         // second); and if the reply still comes later than the margin allows,
         // the back-fill is undone (its own value deleted, never another's).
-        if undecodable.withLock({ $0.remove(name) }) != nil { return }
+        if replacing == nil, undecodable.withLock({ $0.remove(name) }) != nil { return }
         var age: Int64 = -1  // unknown: any tombstone declines
         let sent = ContinuousClock.now
         if let readAge = backfill.readAge {
             guard readAge < CacheContext.backfillAgeLimit else { throw BackfillDeclined() }
             age = (readAge + Self.backfillMargin).nanoseconds / 1_000
         }
-        // With leases, the key must still hold the lease the read left.
-        var lease: [UInt8] = []
-        if let leaseBook {
+        // With leases, the key must still hold the lease the read left; a
+        // refresh, the value it replaces.
+        var lease: [UInt8] = replacing ?? []
+        if replacing == nil, let leaseBook {
             // The read's own instant, not `sent - age`: the lease was
             // recorded microseconds before the read began, and an age taken a
             // moment after `sent` would move the start before the record.
@@ -498,13 +512,13 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                                                Array(encoded), milliseconds, Array(String(age).utf8), lease]], on: connection)[0]
         switch reply {
         case .null, .bulkString(nil):
-            echoes.cancel(name)
+            echoes.cancel(name, Array(encoded))
             throw BackfillDeclined()
         case .error(let message): throw RedisError.server(message)
         default: break
         }
         if ContinuousClock.now - sent >= Self.backfillMargin {
-            echoes.cancel(name)
+            echoes.cancel(name, Array(encoded))
             _ = try? await sendWrite([RedisCommandName.eval, Array(Self.undoScript.utf8), Array("1".utf8), name, Array(encoded)])
             throw BackfillDeclined()
         }

@@ -10,17 +10,15 @@ import Synchronization
 ///
 /// - Own writes: while subscribed, the level sends its writes on this
 ///   connection (``writeConnection``), and `NOLOOP` keeps Redis from
-///   reporting them back: the composition that wrote holds what it wrote.
+///   reporting them back (scripts aside: ``RedisScriptEchoes``).
 ///
 /// - Connection loss: the connection is health-checked with a `PING` per
 ///   interval (a reply missing past the command timeout closes it). When it
-///   closes, `.all` is handed on (changes may have been missed), then it
-///   reconnects with a backoff (50 ms doubling to 2 s) and subscribes again.
-/// - Between losing a subscription and the next one, the changes of others
-///   go unreported; so reads and writes of the level in that time are noted
-///   (``noteActivity()``), and if there were any, the new subscription
-///   starts with another `.all`. Activity before the first subscription is
-///   treated the same way.
+///   closes, `.contactLost` is handed on (changes may be missed), then it
+///   reconnects with a backoff (50 ms doubling to 2 s) and subscribes again,
+///   starting with `.all` (what changed meanwhile is unknown).
+/// - Activity before the first subscription (reads and writes of the level,
+///   ``noteActivity()``) makes it start with `.all` too.
 /// - Start-up: once started, the level's operations wait for the first
 ///   attempt to subscribe (``awaitFirstAttempt()``), at most
 ///   ``firstAttemptWait``: a read racing the subscription would otherwise
@@ -180,7 +178,11 @@ final class RedisInvalidationSubscriber: Sendable {
                 try await subscribe(opened)
                 backoff = Self.initialBackoff
                 coherent.store(true, ordering: .sequentiallyConsistent)
-                if dirty.exchange(false, ordering: .sequentiallyConsistent) { await handler(.all) }
+                // Back after a loss: whatever changed meanwhile is unknown
+                // (levels above dropped what they held at the loss; a
+                // fail-safe kept its last known values until now).
+                let reconnected = subscriptionCount.load(ordering: .relaxed) > 0
+                if dirty.exchange(false, ordering: .sequentiallyConsistent) || reconnected { await handler(.all) }
                 subscriptionCount.add(1, ordering: .relaxed)
                 state.withLock { $0.writer = opened }
                 ready.store(true, ordering: .releasing)

@@ -65,6 +65,31 @@ import Testing
         await redis.shutdown(); await server.kill()
     }
 
+    /// Concurrent back-fills of one key: one lands, the others are declined
+    /// (`SET NX`); a declined one must not take the record of the one that
+    /// landed, whose report then still comes.
+    @Test func aDeclinedBackfillDoesNotHideTheReportOfTheOneThatLanded() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "own6:")
+        let subscription = redis.subscribe { _ in }
+        #expect(await poll { redis.isReceivingInvalidations })
+        let keys = (0..<50).map { "k\($0)" }
+        await withTaskGroup(of: Void.self) { group in
+            for key in keys {
+                for _ in 0..<3 {
+                    group.addTask {
+                        let fill = Backfill(value: "v", expiresAt: nil, readStartedAt: .now)
+                        try? await redis.backfill(fill, forKey: key)
+                    }
+                }
+            }
+        }
+        try await fence(server, redis, prefix: "own6:")
+        #expect(redis.invalidationsReceived == 1, "own back-fills reported back: \(redis.invalidationsReceived - 1)")
+        subscription.cancel()
+        await redis.shutdown(); await server.kill()
+    }
+
     @Test func otherCompositionsOverTheLevelHearOfTheWrite() async throws {
         let server = try await RedisServer()
         let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "own2:")

@@ -70,4 +70,25 @@ import Testing
         #expect(try await cache.get("kept", ttl: .seconds(60), load: db.load) == "row kept", "a hit: Redis still has it")
         await redis.shutdown(); await server.kill()
     }
+
+    /// A refresh ahead replaces the value in Redis only if Redis still holds
+    /// the value the refresh replaces: never another client's newer one.
+    @Test func aRefreshReplacesInRedisOnlyTheValueItSaw() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "fs3:", codec: .string)
+        try await redis.set("old", forKey: "k")
+        let fill = Backfill(value: "refreshed", expiresAt: SystemClock().now().advanced(by: .seconds(30)),
+                            readStartedAt: .now)
+        try await redis.replace("old", with: fill, forKey: "k")
+        #expect(try await redis.getIfPresent("k") == "refreshed")
+        let left = try #require(try await redis.entry(forKey: "k")?.expiresAt).nanosecondsSince1970 - SystemClock().now().nanosecondsSince1970
+        #expect(left > 25_000_000_000 && left <= 30_000_000_000, "\(left) ns left")
+        _ = try await redisCLI(server, "SET", "fs3:k", "theirs")
+        await #expect(throws: BackfillDeclined.self) { try await redis.replace("refreshed", with: fill, forKey: "k") }
+        #expect(try await redis.getIfPresent("k") == "theirs")
+        try await redis.remove("j")  // a tombstone newer than the refresh's load
+        try await redis.set("old", forKey: "j")
+        await #expect(throws: BackfillDeclined.self) { try await redis.replace("old", with: fill, forKey: "j") }
+        await redis.shutdown(); await server.kill()
+    }
 }

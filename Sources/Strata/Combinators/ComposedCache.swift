@@ -243,6 +243,32 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     }
 
     /// Writes both levels concurrently, ordered against back-fills; cleans a level whose set failed.
+    /// Replaces `seen` in `lower`, then in `upper` (see
+    /// ``CacheLevel/replace(_:with:forKey:)``), ordered as a write. `lower`
+    /// declining stops it; `upper` failing after `lower` replaced loses its
+    /// entry (best effort), so that `seen` is not answered from it.
+    public func replace(_ seen: Value, with fill: Backfill<Value>, forKey key: Key) async throws {
+        try await CacheContext.writing(as: stack.writer) {
+            let stripe = await order.beginWrite(key)
+            defer { order.endWrite(stripe) }
+            try await replacing(seen, with: fill, forKey: key)
+        }
+    }
+
+    /// ``replace(_:with:forKey:)``'s writes, with the key's stripe held.
+    func replacing(_ seen: Value, with fill: Backfill<Value>, forKey key: Key) async throws {
+        stack.detachReads(.key(key))
+        defer { stack.detachReads(.key(key)) }
+        lower.endSharingReads(.key(key))
+        try await lower.replace(seen, with: fill, forKey: key)
+        do {
+            try await upper.replace(seen, with: fill, forKey: key)
+        } catch {
+            _ = await attempt { try await upper.remove(key) }
+            throw error
+        }
+    }
+
     private func write(
         _ operation: CacheOperation, _ key: Key,
         top topWrite: @escaping @Sendable () async throws -> Void,

@@ -54,9 +54,10 @@ final class BackfillTracker: Sendable {
     /// Starts `write` in its own task; the caller does not wait for it. The
     /// write returns `false` (or throws ``BackfillDeclined``) when it was
     /// skipped (a newer write to the key won); its failure is logged and
-    /// counted, never thrown to the caller.
-    @usableFromInline
-    func start(level: String, key: some Sendable, _ write: @escaping @Sendable () async throws -> Bool) {
+    /// counted, never thrown to the caller. Returns whether it started
+    /// (`false`: dropped at the limit).
+    @usableFromInline @discardableResult
+    func start(level: String, key: some Sendable, _ write: @escaping @Sendable () async throws -> Bool) -> Bool {
         let sequence = state.withLock { state -> UInt64? in
             guard state.unfinished.count - state.finishedEarly.count < limit else {
                 state.skipped += 1
@@ -67,7 +68,7 @@ final class BackfillTracker: Sendable {
             state.unfinished.append(sequence)
             return sequence
         }
-        guard let sequence else { return }
+        guard let sequence else { return false }
         Task {
             do {
                 let landed = try await write()
@@ -79,6 +80,7 @@ final class BackfillTracker: Sendable {
                 self.finish(sequence, failed: true, skipped: false)
             }
         }
+        return true
     }
 
     private func finish(_ sequence: UInt64, failed: Bool, skipped: Bool) {

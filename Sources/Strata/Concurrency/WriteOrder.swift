@@ -158,8 +158,10 @@ final class WriteOrder: Sendable {
     /// Runs `write` (the back-fill) with when its read began, if the ticket is
     /// still valid; returns whether it ran. If the upper level lost coherence
     /// meanwhile, runs `undo` before releasing the stripe (it wrote old data).
+    /// `asWrite`: it counts as a write (a refresh replacing a live value):
+    /// back-fills of reads begun before it are dropped.
     @usableFromInline
-    func land(_ ticket: Ticket, readStart: ContinuousClock.Instant? = nil,
+    func land(_ ticket: Ticket, readStart: ContinuousClock.Instant? = nil, asWrite: Bool = false,
               _ write: (ContinuousClock.Instant) async throws -> Void,
               undo: () -> Void) async throws -> Bool {
         // The read whose answer it carries may have begun before the ticket (a pooled read joined).
@@ -172,6 +174,10 @@ final class WriteOrder: Sendable {
                   !state.changed(ticket.hash, since: ticket.changes) else { return false }
             guard !s.held && !state.clearing else { return nil }
             state.hold(ticket.stripe)
+            if asWrite {
+                state.stripes[ticket.stripe].writing = true
+                state.stripes[ticket.stripe].started &+= 1
+            }
             return true
         }
         guard admitted else { return false }

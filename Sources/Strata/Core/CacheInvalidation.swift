@@ -9,7 +9,7 @@ public enum CacheInvalidation<Key: Sendable>: Sendable {
     case all
     /// The level lost contact with its store and may miss changes until it
     /// is back (then it reports ``all``). Levels above drop what they hold,
-    /// as for ``all``; a fail-safe (``FailSafeCache``) keeps its last known
+    /// as for ``all``; a fail-safe (``ResilientCache``) keeps its last known
     /// values: nobody is known to have changed them.
     case contactLost
 }

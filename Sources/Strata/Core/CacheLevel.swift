@@ -56,6 +56,15 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// Removes `key`. Removing an absent key is not an error.
     func remove(_ key: Key) async throws
 
+    /// Replaces `seen`, the value a stack read from this level for `key`,
+    /// with `fill`'s (a refresh ahead of expiry, ``ResilientCache``); throws
+    /// ``BackfillDeclined`` when the level holds another value now and keeps
+    /// it. `seen` must never be answered again. Default: the key is removed
+    /// (safe for any store: at worst a later miss); a memory level stores
+    /// the fill, Redis replaces the value only if it still holds `seen`,
+    /// and a stack replaces below, then above.
+    func replace(_ seen: Value, with fill: Backfill<Value>, forKey key: Key) async throws
+
     /// Removes everything this level stores.
     func clear() async
 
@@ -185,6 +194,10 @@ extension CacheLevel {
 
     public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
         try await set(fill.value, forKey: key, expiresAt: fill.expiresAt)
+    }
+
+    public func replace(_ seen: Value, with fill: Backfill<Value>, forKey key: Key) async throws {
+        try await remove(key)
     }
 
     public func invalidate(_ invalidation: CacheInvalidation<Key>) async throws {

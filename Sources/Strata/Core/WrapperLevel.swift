@@ -33,6 +33,11 @@ extension WrapperLevel where Key == Inner.Key, Value == Inner.Value {
     public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
         try await inner.backfill(fill, forKey: key)
     }
+
+    /// A refresh reaches the inner level as such.
+    public func replace(_ seen: Value, with fill: Backfill<Value>, forKey key: Key) async throws {
+        try await inner.replace(seen, with: fill, forKey: key)
+    }
 }
 
 extension WrapperLevel where Key == Inner.Key {

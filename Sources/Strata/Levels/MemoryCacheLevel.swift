@@ -401,6 +401,11 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
 
     public func remove(_ key: Key) async throws { removeStored(key) }
 
+    /// Only this process writes a memory level: the fill is stored.
+    public func replace(_ seen: Value, with fill: Backfill<Value>, forKey key: Key) async throws {
+        try await set(fill.value, forKey: key, expiresAt: fill.expiresAt)
+    }
+
     /// Removes `key` without suspending.
     @inlinable
     func removeStored(_ key: Key) {

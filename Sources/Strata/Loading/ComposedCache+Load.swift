@@ -79,23 +79,25 @@ extension ComposedCache {
         }
     }
 
-    /// Loads `key` again and writes it into the upper level, if no write or
-    /// reported change touched the key since the load began; returns whether
-    /// it landed. A refresh ahead of expiry: it replaces the live entry, so
-    /// it stays out of `lower`, which may be shared: there it could replace
-    /// a newer value another process wrote and this one has not heard of yet
-    /// (here, the report of that write drops it when it comes).
-    package func refresh(_ key: Key, ttl: Duration?, jitter: Duration,
-                         load: @Sendable (Key) async throws -> Value) async throws -> Bool {
-        guard let ticket = order.beginRead(key) else { return false }
+    /// Loads `key` again and replaces `seen` with the answer in every level
+    /// (``replace(_:with:forKey:)``: a shared store replaces only what it
+    /// still holds), unless a write or a reported change touched the key
+    /// since the load began; returns the value if it landed. A refresh
+    /// ahead of expiry: counted as a write, so reads begun before it
+    /// back-fill nothing.
+    package func refresh(_ key: Key, replacing seen: Value, ttl: Duration?, jitter: Duration,
+                         load: @Sendable (Key) async throws -> Value) async throws -> Value? {
+        guard let ticket = order.beginRead(key) else { return nil }
         let value = try await load(key)
         let upper = self.upper, stack = self.stack, now = stack.clock.now()
-        let expiresAt = Self.jittered(ttl, jitter).map { now.advanced(by: $0) }
-        return try await CacheContext.writing(as: stack.writer) {
-            try await stack.order.land(ticket, { _ in
-                try await upper.set(value, forKey: key, expiresAt: expiresAt)
+        let fill = Backfill(value: value, expiresAt: Self.jittered(ttl, jitter).map { now.advanced(by: $0) },
+                            readStartedAt: ticket.startedAt)
+        let landed = try await CacheContext.writing(as: stack.writer) {
+            try await stack.order.land(ticket, asWrite: true, { _ in
+                try await self.replacing(seen, with: fill, forKey: key)
             }, undo: { upper.lostCoherence() })
         }
+        return landed ? value : nil
     }
 
     /// `ttl` plus up to `jitter`, at random (`nil` stays `nil`).

@@ -23,9 +23,12 @@ final class LastKnownValues<Key: Hashable & Sendable, Value: Sendable>: Sendable
     struct Known {
         @usableFromInline var value: Value
         @usableFromInline var seenAt: CacheInstant
-        @inlinable init(value: Value, seenAt: CacheInstant) {
+        /// When it was first stored (its place in ``Shard/order``).
+        @usableFromInline var stored: UInt64
+        @inlinable init(value: Value, seenAt: CacheInstant, stored: UInt64) {
             self.value = value
             self.seenAt = seenAt
+            self.stored = stored
         }
     }
 
@@ -42,7 +45,10 @@ final class LastKnownValues<Key: Hashable & Sendable, Value: Sendable>: Sendable
     @usableFromInline
     struct Shard {
         @usableFromInline var values: [Key: Known] = [:]
-        @usableFromInline var order = Deque<Key>()
+        /// Keys in the order stored, with when; an entry whose key was
+        /// forgotten or stored again since is skipped (and dropped in bulk).
+        @usableFromInline var order = Deque<(key: Key, stored: UInt64)>()
+        @usableFromInline var stores: UInt64 = 0
         @usableFromInline var generation: UInt64 = 0
         @usableFromInline var writes = 0
 
@@ -50,10 +56,21 @@ final class LastKnownValues<Key: Hashable & Sendable, Value: Sendable>: Sendable
 
         @inlinable
         mutating func store(_ value: Value, _ key: Key, at now: CacheInstant, capacity: Int) {
-            if values.updateValue(Known(value: value, seenAt: now), forKey: key) == nil { order.append(key) }
-            while values.count > capacity, let oldest = order.popFirst() { values[oldest] = nil }
+            if let held = values[key]?.stored {
+                values[key] = Known(value: value, seenAt: now, stored: held)
+                return
+            }
+            stores &+= 1
+            values[key] = Known(value: value, seenAt: now, stored: stores)
+            order.append((key, stores))
+            while values.count > capacity, let oldest = order.popFirst() {
+                if values[oldest.key]?.stored == oldest.stored { values[oldest.key] = nil }
+            }
             // Keys forgotten meanwhile leave their place in `order`; drop them in bulk.
-            if order.count > 2 * max(values.count, 16) { order = Deque(order.filter { values[$0] != nil }) }
+            if order.count > 2 * max(values.count, 16) {
+                let values = values
+                order = Deque(order.filter { values[$0.key]?.stored == $0.stored })
+            }
         }
 
         @inlinable @discardableResult

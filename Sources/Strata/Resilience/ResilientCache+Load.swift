@@ -26,9 +26,17 @@ extension ResilientCache {
         guard let fraction = options.refreshAhead, let ttl, let expiresAt = entry.expiresAt else { return }
         let refreshAt = expiresAt.advanced(by: .zero - ttl * (1 - fraction))
         guard clock.now() >= refreshAt, refreshing.withLock({ $0.insert(key).inserted }) else { return }
-        refreshes.start(level: name, key: key) { [self] in
+        let started = refreshes.start(level: name, key: key) { [self] in
             defer { refreshing.withLock { _ = $0.remove(key) } }
-            return try await inner.refresh(key, ttl: ttl, jitter: jitter, load: load)
+            // A write of this cache: the last known value becomes the new one.
+            let ticket = known?.beginWrite(key)
+            var landed: Value?
+            defer { if let ticket { known?.endWrite(landed, forKey: key, ticket: ticket, at: clock.now()) } }
+            landed = try await CacheContext.writing(as: writer) {
+                try await inner.refresh(key, replacing: entry.value, ttl: ttl, jitter: jitter, load: load)
+            }
+            return landed != nil
         }
+        if !started { refreshing.withLock { _ = $0.remove(key) } }
     }
 }

@@ -90,8 +90,10 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
 
     @inlinable
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
+        // The ticket before the read: a set between the two must void it.
+        let ticket = known?.beginRead(key)
         if let value = inner.synchronousValue(forKey: key) {
-            known?.settle(value, forKey: key, ticket: known?.beginRead(key), at: clock.now())
+            known?.settle(value, forKey: key, ticket: ticket, at: clock.now())
             return CacheEntry(value: value)
         }
         return try await guarded(key) { [inner] in try await inner.entry(forKey: key) }
@@ -102,7 +104,8 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
     public func synchronousValue(forKey key: Key) -> Value? { known == nil ? inner.synchronousValue(forKey: key) : nil }
 
     /// Batches are best effort below (a failure is a miss): they are passed
-    /// on, and what they find is recorded.
+    /// on, what they find is recorded, and what they miss is not forgotten
+    /// (it may have failed) nor answered stale.
     public func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {
         guard let known else { return await inner.entries(forKeys: keys, maxConcurrency: maxConcurrency) }
         let tickets = keys.map { known.beginRead($0) }
@@ -218,13 +221,19 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
         known?.forgetAll()
     }
 
+    /// Ordered as the remove or clear it is: a read overlapping it records nothing.
     public func invalidate(_ invalidation: CacheInvalidation<Key>) async throws {
-        forget(invalidation)
-        try await inner.invalidate(invalidation)
+        switch invalidation {
+        case .key(let key): try await writing(nil, key) { [inner] in try await inner.invalidate(invalidation) }
+        case .all:
+            known?.forgetAll()
+            defer { known?.forgetAll() }
+            try await inner.invalidate(invalidation)
+        case .contactLost: try await inner.invalidate(invalidation)
+        }
     }
 
-    /// The last known values are the fallback for when the levels fail; they
-    /// are kept under memory pressure only if they are all there is to answer.
+    /// The last known values are released with the rest: memory first.
     public func onMemoryWarning() async {
         known?.forgetAll()
         await inner.onMemoryWarning()
@@ -247,7 +256,8 @@ public struct ResilienceOptions: Sendable, Equatable {
     public var maxStale: Duration?
     /// After this long, a get with a last known value answers it and lets the read finish in the background.
     public var softTimeout: Duration?
-    /// After this long, a get answers its last known value or throws ``CacheTimeout``.
+    /// After this long, a get answers its last known value or throws a
+    /// ``LevelFailure`` whose cause is a ``CacheTimeout``.
     public var hardTimeout: Duration?
     /// The fraction of a TTL after which a hit refreshes the entry in the background (loading gets).
     public var refreshAhead: Double?
