@@ -30,11 +30,12 @@ import Synchronization
 //
 // Refresh ahead (`refreshAhead(at:)`, on the loading gets of a stack). A hit
 // whose entry is past that fraction of its TTL starts one background load
-// per key, which replaces the entry of the stack's upper level (ordered by
-// the stack: dropped if a write or a change reported from below touched the
-// key since it began; kept out of lower levels, which may be shared, see
-// docs/consistency.md). The next gets keep hitting meanwhile, and after the
-// old deadline the new value is there: no miss at expiry.
+// per key, which replaces the value the hit saw in every level
+// (`CacheLevel.replace`: a shared store only if it still holds that value),
+// ordered by the stack as a write and dropped if a write or a change
+// reported from below touched the key since it began. The next gets keep
+// hitting meanwhile, and after the old deadline the new value is there: no
+// miss at expiry. It is a write of this cache: the last known value follows.
 
 /// A level or stack that answers the last known value when the levels
 /// below fail or are slow, and refreshes entries before they expire (see
