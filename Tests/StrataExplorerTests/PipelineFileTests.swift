@@ -11,11 +11,13 @@ import Testing
         #expect(spec.levels.map(\.name) == ["L1", "L2", "origin"])
         #expect(spec.levels[0].kind == .memory(capacity: 64 * 1024, countLimit: 200))
         #expect(spec.levels[0].ttl == .seconds(30))
+        #expect(spec.failSafe == FailSafeSpec(maxStale: .seconds(600), softTimeout: .milliseconds(200)))
         #expect(spec.levels[2].pooled && spec.levels[2].capRequests == 16)
         #expect(spec.levels[0].summary == "memory · adaptive · ttl 30s · cond:memory", "the default policy is named")
         let pipeline = try Pipeline(spec)
         #expect(pipeline.toggles.map(\.name) == ["memory", "disk"])
         #expect(spec.tree.contains("└─ origin: origin, simulated, latency 60ms ± 20ms"))
+        #expect(spec.tree.hasSuffix("fail-safe: the last value seen, up to 10m old, when the levels fail; after 200ms (soft timeout)"))
         await pipeline.shutdown()
     }
 

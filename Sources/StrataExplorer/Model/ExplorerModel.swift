@@ -121,6 +121,15 @@ public final class ExplorerModel: Sendable {
     public var status: CommandOutcome { state.withLock { $0.status } }
     public var isPaused: Bool { state.withLock { $0.paused } }
     public var workloadDescription: String? { state.withLock { $0.workload?.description } }
+    /// What the fail-safe did so far (`fail-safe 1h: 3 stale · 1 timed out`), if the pipeline has one.
+    public var resilienceSummary: String? {
+        guard let resilient = pipeline.resilient, let maxStale = resilient.options.maxStale else { return nil }
+        let statistics = resilient.resilienceStatistics
+        var text = "fail-safe \(Units.format(maxStale)): \(statistics.staleAnswers) stale"
+        let timeouts = statistics.hardTimeouts + statistics.softTimeouts
+        if timeouts > 0 { text += " · \(timeouts) timed out" }
+        return text
+    }
     public var workload: Workload? { state.withLock { $0.workload } }
 
     /// Advances per-second rates and sparklines; call it from the refresh loop.
@@ -453,6 +462,14 @@ public final class ExplorerModel: Sendable {
                 let above = Set(levels.prefix(position).map(\.name))
                 for name in pending where above.contains(name) { parts.append(skipped[name] ?? name) }
                 pending.removeAll { above.contains($0) }
+            }
+            if event.outcome == .stale {
+                parts.append("answered stale (seen \(Units.latency(UInt64(max(0, event.duration.nanoseconds)))) ago)")
+                continue
+            }
+            if event.outcome == .timedOut {
+                parts.append("timed out after \(Units.latency(UInt64(max(0, event.duration.nanoseconds))))")
+                continue
             }
             var text = "\(event.level) \(event.outcome.rawValue)"
             // A plain miss: the level holds nothing for the key.

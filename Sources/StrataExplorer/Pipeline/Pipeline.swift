@@ -63,6 +63,8 @@ public final class Pipeline: Sendable {
     public let spec: PipelineSpec
     public let levels: [LiveLevel]
     public let cache: BasicCache<String, Data>
+    /// The levels under `fail-safe:`, when the spec has it (``cache`` is it, erased).
+    public let resilient: ResilientCache<BasicCache<String, Data>>?
     /// Toggles in order of first use (keys 1–9 flip them).
     public let toggles: [Toggle]
     /// The directories of the disk levels given no path (deleted by ``shutdown()``).
@@ -101,7 +103,10 @@ public final class Pipeline: Sendable {
         self.diskLevels = disks
         var composed = levels[0].cache
         for level in levels.dropFirst() { composed = (composed + level.cache).normalize() }
-        self.cache = composed
+        resilient = spec.failSafe.map {
+            composed.failSafe(maxStale: $0.maxStale, softTimeout: $0.softTimeout, hardTimeout: $0.hardTimeout)
+        }
+        self.cache = resilient?.normalize() ?? composed
     }
 
     /// Finds what building `spec` would refuse, creating nothing: a disk

@@ -57,6 +57,7 @@ public enum PipelineFile {
         }
         var name = "pipeline"
         var levelsNode: Node?
+        var failSafe: FailSafeSpec?
         for (key, value) in mapping {
             switch key.string {
             case "name":
@@ -68,9 +69,10 @@ public enum PipelineFile {
                                             message: "the name contains control characters; names are printable text")
                 }
             case "levels": levelsNode = value
+            case "fail-safe": failSafe = try parseFailSafe(value, file: file)
             default:
                 throw PipelineFileError(file: file, line: key.mark?.line, field: key.string,
-                                        message: "unknown field (expected name, levels)")
+                                        message: "unknown field (expected name, levels, fail-safe)")
             }
         }
         guard let levelsNode else {
@@ -97,7 +99,36 @@ public enum PipelineFile {
                                         message: "an origin has every key, so the \(levels.count - index - 1) level(s) below it would never be asked: put it last")
             }
         }
-        return PipelineSpec(name: name, levels: levels, file: file)
+        return PipelineSpec(name: name, levels: levels, failSafe: failSafe, file: file)
+    }
+
+    /// `fail-safe: {max-stale: 1h, soft-timeout: 100ms, hard-timeout: 2s}`
+    /// (`max-stale` required; `~` turns it off).
+    static func parseFailSafe(_ node: Node, file: String) throws -> FailSafeSpec? {
+        if isNull(node) { return nil }
+        guard let mapping = node.mapping else {
+            throw PipelineFileError(file: file, line: node.mark?.line, field: "fail-safe",
+                                    message: "expected a mapping with max-stale (and soft-timeout, hard-timeout)")
+        }
+        var durations: [String: Duration] = [:]
+        for (key, value) in mapping {
+            let field = key.string ?? "?"
+            guard ["max-stale", "soft-timeout", "hard-timeout"].contains(field) else {
+                throw PipelineFileError(file: file, line: key.mark?.line, field: "fail-safe.\(field)",
+                                        message: "unknown field (expected max-stale, soft-timeout, hard-timeout)")
+            }
+            if isNull(value) { continue }
+            guard let text = value.string, let duration = Units.parseDuration(text), duration > .zero else {
+                throw PipelineFileError(file: file, line: value.mark?.line, field: "fail-safe.\(field)",
+                                        message: "expected a duration such as 100ms, 2s or 1h, got \"\(value.string ?? "?")\"")
+            }
+            durations[field] = duration
+        }
+        guard let maxStale = durations["max-stale"] else {
+            throw PipelineFileError(file: file, line: node.mark?.line, field: "fail-safe.max-stale",
+                                    message: "missing: how old a value may be when it is answered stale (e.g. 1h)")
+        }
+        return FailSafeSpec(maxStale: maxStale, softTimeout: durations["soft-timeout"], hardTimeout: durations["hard-timeout"])
     }
 
     static func parseLevel(_ node: Node, index: Int, file: String) throws -> LevelSpec {

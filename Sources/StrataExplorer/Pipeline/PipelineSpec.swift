@@ -6,14 +6,31 @@ import StrataRedis
 public struct PipelineSpec: Equatable, Sendable {
     public var name: String
     public var levels: [LevelSpec]
+    /// The whole pipeline answers its last known values when its levels
+    /// fail or are late (`fail-safe:` in a file; ``ResilientCache``).
+    public var failSafe: FailSafeSpec?
     /// The file the spec was read from, so that errors building it can name
     /// the file as well as the level's line (nil for a spec made in code).
     public var file: String?
 
-    public init(name: String, levels: [LevelSpec], file: String? = nil) {
+    public init(name: String, levels: [LevelSpec], failSafe: FailSafeSpec? = nil, file: String? = nil) {
         self.name = name
         self.levels = levels
+        self.failSafe = failSafe
         self.file = file
+    }
+}
+
+/// `fail-safe:` in a pipeline file: ``CacheLevel/failSafe(maxStale:softTimeout:hardTimeout:capacity:)``.
+public struct FailSafeSpec: Equatable, Sendable {
+    public var maxStale: Duration
+    public var softTimeout: Duration?
+    public var hardTimeout: Duration?
+
+    public init(maxStale: Duration, softTimeout: Duration? = nil, hardTimeout: Duration? = nil) {
+        self.maxStale = maxStale
+        self.softTimeout = softTimeout
+        self.hardTimeout = hardTimeout
     }
 }
 
@@ -143,6 +160,12 @@ extension PipelineSpec {
             for (w, wrapper) in wrappers.enumerated() {
                 lines.append("\(last ? "  " : "│ ")   \(w == wrappers.count - 1 ? "└" : "├") \(wrapper)")
             }
+        }
+        if let failSafe {
+            var line = "fail-safe: the last value seen, up to \(Units.format(failSafe.maxStale)) old, when the levels fail"
+            if let soft = failSafe.softTimeout { line += "; after \(Units.format(soft)) (soft timeout)" }
+            if let hard = failSafe.hardTimeout { line += "; a timeout after \(Units.format(hard))" }
+            lines.append(line)
         }
         return lines.joined(separator: "\n")
     }

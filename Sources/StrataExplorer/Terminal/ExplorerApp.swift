@@ -145,7 +145,8 @@ public final class ExplorerApp {
             helpScroll: input.helpScroll, paused: model.isPaused, hz: hz, workload: model.workloadDescription, theme: theme,
             focus: input.focus, zoomed: input.zoomed, compact: input.compact, eventSelection: input.eventSelection, eventFilter: input.eventFilter,
             eventTotal: all.count, filterLine: input.filterLine?.text, filterCursor: input.filterLine?.charactersAfterCursor ?? 0,
-            detail: input.showDetail && input.eventSelection < events.count ? events[input.eventSelection] : nil
+            detail: input.showDetail && input.eventSelection < events.count ? events[input.eventSelection] : nil,
+            resilience: model.resilienceSummary
         )
     }
 

@@ -90,6 +90,7 @@ public struct Renderer: Sendable {
         var left = " strata · \(state.title)"
         if state.paused { left += "  ‖ PAUSED" }
         if let workload = state.workload { left += "  ▶ \(workload)" }
+        if let resilience = state.resilience { left += "  · \(resilience)" }
         if !unicode { left = left.replacingOccurrences(of: "‖", with: "||").replacingOccurrences(of: "▶", with: ">") }
         let right = "\(state.hz) Hz · \(state.theme) "
         let rightWidth = TextWidth.of(right)

@@ -14,6 +14,8 @@ public struct ViewState: Equatable, Sendable {
     public var paused: Bool
     public var hz: Int
     public var workload: String?
+    /// What the fail-safe did (`fail-safe: 3 stale · 1 timed out`), when the pipeline has one.
+    public var resilience: String?
     public var theme: String
     /// The focused pane (highlighted; `z` zooms it), if any.
     public var focus: Focus?
@@ -35,8 +37,9 @@ public struct ViewState: Equatable, Sendable {
                 commandLine: String? = nil, commandCursor: Int = 0, showHelp: Bool = false, helpScroll: Int = 0, paused: Bool = false, hz: Int = 10,
                 workload: String? = nil, theme: String = "default", focus: Focus? = nil, zoomed: Bool = false, compact: Bool = false,
                 eventSelection: Int = 0, eventFilter: String? = nil, eventTotal: Int? = nil, filterLine: String? = nil,
-                filterCursor: Int = 0, detail: EventLine? = nil) {
+                filterCursor: Int = 0, detail: EventLine? = nil, resilience: String? = nil) {
         self.title = title
+        self.resilience = resilience
         self.panes = panes
         self.events = events
         self.status = status
