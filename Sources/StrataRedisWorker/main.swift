@@ -3,7 +3,10 @@
 // receives invalidations, then `invalidated KEY NANOS` (wall clock) for each
 // key Redis reports changed, and `flush NANOS` for each flush. Reads commands
 // from stdin, one per line: `get KEY` prints `value KEY VALUE` (or `miss KEY`)
-// and `upper KEY` the same for its memory level alone; `quit` exits.
+// and `upper KEY` the same for its memory level alone; `load KEY MS` and
+// `dload KEY MS` get KEY through a loader that takes MS milliseconds and
+// counts its calls in Redis (`INCR strata-test-loads:KEY`), the second
+// behind the distributed lock (`distributedLoad`); `quit` exits.
 //
 // strata-redis-worker --hold-server: starts a test RedisServer, prints
 // `server PID PORT` and waits for stdin to close (the tests of RedisServer's
@@ -51,6 +54,21 @@ while let line = readLine() {
         let value = try? await cache.getIfPresent(parts[1])
         await cache.waitForPendingWrites()
         Out.say(value.flatMap { $0 }.map { "value \(parts[1]) \($0)" } ?? "miss \(parts[1])")
+    case ("load", 2), ("dload", 2):
+        let words = parts[1].split(separator: " ").map(String.init)
+        guard words.count == 2, let milliseconds = Int(words[1]) else { Out.say("error \(line)"); continue }
+        let key = words[0]
+        let loader: @Sendable (String) async throws -> String = { key in
+            _ = try await redis.client.send("INCR", "strata-test-loads:\(key)")
+            try await Task.sleep(for: .milliseconds(milliseconds))
+            return "loaded by \(ProcessInfo.processInfo.processIdentifier)"
+        }
+        let load = parts[0] == "dload" ? redis.distributedLoad(ttl: .seconds(60), loader) : loader
+        do {
+            Out.say("value \(key) \(try await cache.get(key, ttl: .seconds(60), load: load))")
+        } catch {
+            Out.say("error \(line): \(error)")
+        }
     case ("upper", 2):
         let value = try? await memory.getIfPresent(parts[1])
         Out.say(value.flatMap { $0 }.map { "value \(parts[1]) \($0)" } ?? "miss \(parts[1])")
