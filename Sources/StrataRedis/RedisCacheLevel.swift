@@ -59,6 +59,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     let invalidationCounts = RedisInvalidationCounts()
     /// The tracking connection; `nil` when `invalidatesLevelsAbove` is false.
     let subscriber: RedisInvalidationSubscriber?
+    /// Writes accepted while Redis was unreachable, to replay (`outageBacklog`; ``RedisOutageBacklog``).
+    let backlog: RedisOutageBacklog<Key, Value>?
     /// Back-fills awaiting Redis's report of their own write (``RedisScriptEchoes``).
     let echoes = RedisScriptEchoes()
     /// The leases reads left for their back-fills; `nil` without `leases`.
@@ -78,15 +80,18 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     ///     Strata and delete keys. Every process on the prefix must agree.
     ///   - keyLayout: how keys are named after the prefix (``RedisKeyLayout``).
     ///   - connections: the pool's size; `connectTimeout`: how long a connect may take.
+    ///   - outageBacklog: writes (newest per key) kept while Redis cannot be
+    ///     reached, and replayed once it can, instead of failing; 0: off
+    ///     (see ``writesAwaitingReplay``).
     public convenience init(url: String, prefix: String, codec: CacheCodec<Value>, defaultTTL: Duration? = nil,
                             connections: Int = 2, commandTimeout: Duration = .seconds(2), connectTimeout: Duration = .seconds(1),
                             name: String = "redis", invalidatesLevelsAbove: Bool = true, leases: Bool = false,
-                            keyLayout: RedisKeyLayout = .natural) throws {
+                            keyLayout: RedisKeyLayout = .natural, outageBacklog: Int = 0) throws {
         let configuration = try RedisConfiguration(url: url, connections: connections, commandTimeout: commandTimeout,
                                                    connectTimeout: connectTimeout)
         try self.init(client: RedisClient(configuration: configuration), ownsClient: true, prefix: prefix, codec: codec,
                       defaultTTL: defaultTTL, name: name, invalidatesLevelsAbove: invalidatesLevelsAbove, leases: leases,
-                      keyLayout: keyLayout)
+                      keyLayout: keyLayout, outageBacklog: outageBacklog)
     }
 
     /// A level on a client shared with other levels (one pool for many
@@ -94,13 +99,14 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// the client down yourself once every level on it is done.
     public convenience init(client: RedisClient, prefix: String, codec: CacheCodec<Value>, defaultTTL: Duration? = nil,
                             name: String = "redis", invalidatesLevelsAbove: Bool = true, leases: Bool = false,
-                            keyLayout: RedisKeyLayout = .natural) throws {
+                            keyLayout: RedisKeyLayout = .natural, outageBacklog: Int = 0) throws {
         try self.init(client: client, ownsClient: false, prefix: prefix, codec: codec, defaultTTL: defaultTTL, name: name,
-                      invalidatesLevelsAbove: invalidatesLevelsAbove, leases: leases, keyLayout: keyLayout)
+                      invalidatesLevelsAbove: invalidatesLevelsAbove, leases: leases, keyLayout: keyLayout,
+                      outageBacklog: outageBacklog)
     }
 
     private init(client: RedisClient, ownsClient: Bool, prefix: String, codec: CacheCodec<Value>, defaultTTL: Duration?,
-                 name: String, invalidatesLevelsAbove: Bool, leases: Bool, keyLayout: RedisKeyLayout) throws {
+                 name: String, invalidatesLevelsAbove: Bool, leases: Bool, keyLayout: RedisKeyLayout, outageBacklog: Int) throws {
         let configuration = client.configuration
         let prefix = try RedisKeyLayout.normalizedPrefix(prefix)
         self.keyLayout = keyLayout
@@ -114,6 +120,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         self.name = name
         self.invalidatesLevelsAbove = invalidatesLevelsAbove
         leaseBook = leases ? RedisLeaseBook() : nil
+        backlog = outageBacklog > 0 ? RedisOutageBacklog(capacity: outageBacklog) : nil
         if invalidatesLevelsAbove {
             let listeners = self.listeners, counts = self.invalidationCounts, echoes = self.echoes
             let decodeKey = Self.keyDecoder()
@@ -400,6 +407,15 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         await beginOperation()
+        do {
+            try await setNow(value, forKey: key, expiresAt: expiresAt)
+        } catch {
+            try keepForReplay(.set(value, expiresAt: expiresAt), of: key, after: error)
+        }
+    }
+
+    /// ``set(_:forKey:expiresAt:)``'s write.
+    func setNow(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         try await reporting(.key(key)) { try await store(value, forKey: key, expiresAt: expiresAt, backfill: nil) }
     }
 
@@ -611,6 +627,15 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// meets the tombstone already, so the order keeps the guarantee.
     public func remove(_ key: Key) async throws {
         await beginOperation()
+        do {
+            try await removeNow(key)
+        } catch {
+            try keepForReplay(.remove, of: key, after: error)
+        }
+    }
+
+    /// ``remove(_:)``'s write.
+    func removeNow(_ key: Key) async throws {
         let name = redisKey(key)
         try await reporting(.key(key)) {
             let replies = try await Self.sendWrite([
@@ -635,11 +660,17 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     @discardableResult
     public func clearPrefix() async throws -> Int {
         await beginOperation()
-        return try await reporting(.all, partial: true) { try await unlinkAll() }
+        do {
+            return try await reporting(.all, partial: true) { try await clearPrefixNow() }
+        } catch {
+            guard let backlog, Self.isUnreachable(error) else { throw error }
+            if backlog.keepClear() { startReplay() }
+            return 0
+        }
     }
 
     /// The body of ``clearPrefix()``.
-    private func unlinkAll() async throws -> Int {
+    func clearPrefixNow() async throws -> Int {
         // First the tombstone: back-fills of reads that began before the
         // clear are declined (best effort: scripts may be refused).
         _ = try? await sendWrite([RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("1".utf8),
