@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Strata", targets: ["Strata"]),
         .library(name: "StrataRedis", targets: ["StrataRedis"]),
         .library(name: "StrataMetrics", targets: ["StrataMetrics"]),
+        .library(name: "StrataTracing", targets: ["StrataTracing"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-bench", targets: ["StrataBench"]),
         .executable(name: "strata-hitpath", targets: ["StrataHitPath"]),
@@ -29,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
         /// The system calls Glibc's Swift module does not expose (`renameat2`).
@@ -54,6 +56,11 @@ let package = Package(
         .target(
             name: "StrataMetrics",
             dependencies: ["Strata", .product(name: "Metrics", package: "swift-metrics")],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "StrataTracing",
+            dependencies: ["Strata", .product(name: "Tracing", package: "swift-distributed-tracing")],
             swiftSettings: strictSettings
         ),
         .systemLibrary(name: "CNcursesw", path: "Sources/CNcursesw"),
@@ -133,6 +140,12 @@ let package = Package(
             name: "StrataMetricsTests",
             dependencies: ["StrataMetrics", "Strata", "StrataTestSupport", .product(name: "MetricsTestKit", package: "swift-metrics"),
                            .product(name: "Prometheus", package: "swift-prometheus")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StrataTracingTests",
+            dependencies: ["StrataTracing", "Strata", "StrataTestSupport",
+                           .product(name: "InMemoryTracing", package: "swift-distributed-tracing")],
             swiftSettings: strictSettings
         ),
         .testTarget(
