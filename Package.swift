@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "StrataRedis", targets: ["StrataRedis"]),
         .library(name: "StrataMetrics", targets: ["StrataMetrics"]),
         .library(name: "StrataTracing", targets: ["StrataTracing"]),
+        .library(name: "StrataLifecycle", targets: ["StrataLifecycle"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-bench", targets: ["StrataBench"]),
         .executable(name: "strata-hitpath", targets: ["StrataHitPath"]),
@@ -31,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         /// The system calls Glibc's Swift module does not expose (`renameat2`).
@@ -61,6 +63,11 @@ let package = Package(
         .target(
             name: "StrataTracing",
             dependencies: ["Strata", .product(name: "Tracing", package: "swift-distributed-tracing")],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "StrataLifecycle",
+            dependencies: ["Strata", "StrataRedis", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             swiftSettings: strictSettings
         ),
         .systemLibrary(name: "CNcursesw", path: "Sources/CNcursesw"),
@@ -146,6 +153,12 @@ let package = Package(
             name: "StrataTracingTests",
             dependencies: ["StrataTracing", "Strata", "StrataTestSupport",
                            .product(name: "InMemoryTracing", package: "swift-distributed-tracing")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StrataLifecycleTests",
+            dependencies: ["StrataLifecycle", "Strata", "StrataRedis", "StrataTestSupport",
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             swiftSettings: strictSettings
         ),
         .testTarget(
