@@ -18,10 +18,7 @@ import Testing
         let db = RedisFailSafeTests.Database()
         #expect(await poll { redis.isReceivingInvalidations })
         #expect(try await cache.get("k", ttl: .seconds(60), load: db.load) == "row k")
-        let fenced = redis.invalidationsReceived
-        _ = try await redisCLI(server, "SET", "fsr:fence", "x")
-        #expect(await poll { redis.invalidationsReceived > fenced })
-        await cache.waitForPendingWrites()
+        #expect(await RedisFailSafeTests.loadAndSettle(cache, redis, server, prefix: "fsr:", key: "k", load: db.load))
         #expect(cache.resilienceStatistics.knownValues == 1)
 
         // The tracking connection drops; another client replaces the key before it is back.
