@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "StrataMetrics", targets: ["StrataMetrics"]),
         .library(name: "StrataTracing", targets: ["StrataTracing"]),
         .library(name: "StrataLifecycle", targets: ["StrataLifecycle"]),
+        .library(name: "StrataCombine", targets: ["StrataCombine"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-bench", targets: ["StrataBench"]),
         .executable(name: "strata-hitpath", targets: ["StrataHitPath"]),
@@ -33,6 +34,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [
         /// The system calls Glibc's Swift module does not expose (`renameat2`).
@@ -68,6 +70,11 @@ let package = Package(
         .target(
             name: "StrataLifecycle",
             dependencies: ["Strata", "StrataRedis", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "StrataCombine",
+            dependencies: ["Strata", .product(name: "OpenCombineShim", package: "OpenCombine")],
             swiftSettings: strictSettings
         ),
         .systemLibrary(name: "CNcursesw", path: "Sources/CNcursesw"),
@@ -159,6 +166,11 @@ let package = Package(
             name: "StrataLifecycleTests",
             dependencies: ["StrataLifecycle", "Strata", "StrataRedis", "StrataTestSupport",
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StrataCombineTests",
+            dependencies: ["StrataCombine", "Strata", .product(name: "OpenCombineShim", package: "OpenCombine")],
             swiftSettings: strictSettings
         ),
         .testTarget(
