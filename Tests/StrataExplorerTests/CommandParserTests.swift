@@ -2,6 +2,17 @@
 import Testing
 
 @Suite struct CommandParserTests {
+    @Test func aTypoSuggestsTheCommandMeant() {
+        func message(_ line: String) -> String {
+            do { _ = try CommandParser.parse(line); return "parsed" } catch { return "\(error)" }
+        }
+        #expect(message("lod zipf 10 10") == "unknown command 'lod': did you mean 'load'? (try help)")
+        #expect(message("stet k v") == "unknown command 'stet': did you mean 'set'? (try help)")
+        #expect(message("toggel disk") == "unknown command 'toggel': did you mean 'toggle'? (try help)")
+        #expect(message("th light") == "unknown command 'th': did you mean 'theme'? (try help)")
+        #expect(message("frobnicate") == "unknown command 'frobnicate' (try help)", "nothing close: no guess")
+    }
+
     @Test func parsesEveryCommand() throws {
         #expect(try CommandParser.parse("get user:7") == .get(key: "user:7"))
         #expect(try CommandParser.parse("  GET  k ") == .get(key: "k"))

@@ -147,8 +147,45 @@ public enum CommandParser {
         case "help", "?": return .help
         case "quit", "q", "exit": try noArguments(); return .quit
         default:
+            if let guess = Self.closestVerb(to: verb) {
+                throw CommandError("unknown command '\(String(verb.prefix(40)))': did you mean '\(guess)'? (try help)")
+            }
             throw CommandError("unknown command '\(String(verb.prefix(40)))' (try help)")
         }
+    }
+
+    /// The commands' names, for "did you mean".
+    static let verbs = ["get", "set", "rm", "remove", "clear", "warn", "toggle", "load", "sample", "pause", "resume",
+                        "reset", "theme", "hz", "help", "quit"]
+
+    /// The command name `verb` is most likely a typo of: at most two edits
+    /// away (one for names of up to four letters), or one it begins.
+    static func closestVerb(to verb: String) -> String? {
+        guard !verb.isEmpty, verb.count <= 40 else { return nil }
+        if let started = verbs.first(where: { $0.hasPrefix(verb) && verb.count >= 2 }) { return started }
+        let typed = Array(verb)
+        let scored = verbs.map { ($0, editDistance(typed, Array($0))) }.min { $0.1 < $1.1 }
+        guard let (best, distance) = scored, distance <= (best.count <= 4 ? 1 : 2) else { return nil }
+        return best
+    }
+
+    /// Levenshtein distance, counting a swap of two neighbours as one edit.
+    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { table[i][0] = i }
+        for j in 0...b.count { table[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    table[i][j] = min(table[i][j], table[i - 2][j - 2] + 1)
+                }
+            }
+        }
+        return table[a.count][b.count]
     }
 
     /// Keys are printable text: control characters (a pasted binary blob, an
