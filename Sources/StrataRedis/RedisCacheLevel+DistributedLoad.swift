@@ -42,16 +42,17 @@ extension RedisCacheLevel {
                 return try await load(key)  // Redis unreachable: as without the lock
             }
             if taken {
-                // Released once the value is in Redis (or the load failed):
-                // the next to take it finds the value, or loads.
-                do {
-                    let value = try await loadHoldingLock(key, ttl: ttl, load)
+                // Released once the value is in Redis (or the load failed),
+                // even for a cancelled caller (a detached task: a cancelled
+                // one sends nothing): the next to take it finds the value, or loads.
+                let startedAt = ContinuousClock.now
+                let answer: Result<Value, any Error>
+                do { answer = .success(try await loadHoldingLock(key, ttl: ttl, load)) } catch { answer = .failure(error) }
+                await Task.detached { [self] in
+                    if case .success(let value) = answer { await backfillLoaded(value, forKey: key, ttl: ttl, loadStartedAt: startedAt) }
                     await unlock(lock, token)
-                    return value
-                } catch {
-                    await unlock(lock, token)
-                    throw error
-                }
+                }.value
+                return try answer.get()
             }
             // Another process loads: its value appears here, or its lock goes.
             if let value = try? await getIfPresent(key) { return value }
@@ -62,14 +63,18 @@ extension RedisCacheLevel {
     }
 
     /// The value another process put in Redis just before this one took
-    /// the lock, or `load`'s, written into Redis as a back-fill.
+    /// the lock, or `load`'s.
     private func loadHoldingLock(_ key: Key, ttl: Duration?, _ load: @Sendable (Key) async throws -> Value) async throws -> Value {
         if let value = try? await getIfPresent(key) { return value }
-        let startedAt = ContinuousClock.now
-        let value = try await load(key)
+        return try await load(key)
+    }
+
+    /// Writes a loaded value into Redis as a back-fill: never over a newer
+    /// value (a value already there declines it), nor over a remove made
+    /// after the load began (its tombstone declines it).
+    private func backfillLoaded(_ value: Value, forKey key: Key, ttl: Duration?, loadStartedAt: ContinuousClock.Instant) async {
         let expiresAt = ttl.map { SystemClock().now().advanced(by: $0) }
-        try? await backfill(Backfill(value: value, expiresAt: expiresAt, readStartedAt: startedAt), forKey: key)
-        return value
+        try? await backfill(Backfill(value: value, expiresAt: expiresAt, readStartedAt: loadStartedAt), forKey: key)
     }
 
     private func unlock(_ lock: [UInt8], _ token: [UInt8]) async {

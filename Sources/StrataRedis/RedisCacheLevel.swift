@@ -149,10 +149,12 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         }
     }
 
-    /// Whether `name` holds exactly one of `values` now (a failed check: no).
-    static func holds(_ client: RedisClient, _ name: [UInt8], oneOf values: [[UInt8]]) async -> Bool {
-        guard case .bulkString(let held?) = try? await client.send([RedisCommandName.get, name]) else { return false }
-        return values.contains { held.readableBytesView.elementsEqual($0) }
+    /// Whether `name` holds exactly one of `values` now (`nil`: absent; a
+    /// failed check: no).
+    static func holds(_ client: RedisClient, _ name: [UInt8], oneOf values: [[UInt8]?]) async -> Bool {
+        guard case .bulkString(let held) = try? await client.send([RedisCommandName.get, name]) else { return false }
+        guard let held else { return values.contains { $0 == nil } }
+        return values.contains { $0.map { held.readableBytesView.elementsEqual($0) } ?? false }
     }
 
     /// A level dropped without ``shutdown()``: stops the invalidation
@@ -288,6 +290,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     public func getIfPresent(_ key: Key) async throws -> Value? {
         await beginOperation()
         let name = redisKey(key)
+        if let pending = pendingWrite(name) { return pending.value }
         guard leaseBook != nil else { return try decode(await client.send([RedisCommandName.get, name]), name: name) }
         let reply: RESPValue
         do { reply = try await client.send([RedisCommandName.get, name]) } catch {
@@ -305,6 +308,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         await beginOperation()
         let name = redisKey(key)
+        if let pending = pendingWrite(name) { return pending.entry }
         let sentAt = clock.now()
         do {
             let replies = try await client.send(transaction: [[RedisCommandName.get, name], [RedisCommandName.pttl, name]])
@@ -356,6 +360,16 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// transaction (one round trip); at most `maxConcurrency` of those
     /// batches in flight. A batch that fails (Redis down) reads as misses.
     public func entries(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {
+        var found = await entriesInRedis(forKeys: keys, maxConcurrency: maxConcurrency)
+        if backlog?.isActive == true {  // the writes waiting for replay come first
+            for (index, key) in keys.enumerated() {
+                if let pending = pendingWrite(redisKey(key)) { found[index] = pending.entry }
+            }
+        }
+        return found
+    }
+
+    private func entriesInRedis(forKeys keys: [Key], maxConcurrency: Int?) async -> [CacheEntry<Value>?] {
         if keys.isEmpty { return [] }
         await beginOperation()
         let size = Self.batchChunkSize
@@ -407,6 +421,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         await beginOperation()
+        if let backlog, backlog.isActive { return keep(.set(value, expiresAt: expiresAt), of: key, in: backlog) }
         do {
             try await setNow(value, forKey: key, expiresAt: expiresAt)
         } catch {
@@ -414,8 +429,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         }
     }
 
-    /// ``set(_:forKey:expiresAt:)``'s write.
+    /// ``set(_:forKey:expiresAt:)``'s write. A back-fill's report still to
+    /// come is no longer recognised: the key holds this write now.
     func setNow(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
+        echoes.forget(redisKey(key))
         try await reporting(.key(key)) { try await store(value, forKey: key, expiresAt: expiresAt, backfill: nil) }
     }
 
@@ -522,20 +539,35 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                   let held = leaseBook.lease(for: name, readStart: readStart) else { throw BackfillDeclined() }
             lease = held
         }
-        if subscriber != nil { echoes.expect(name, Array(encoded)) }
-        let reply = try await Self.sendWrite([[RedisCommandName.eval, Array(Self.backfillScript.utf8), Array("3".utf8),
+        // Only a write on the tracking connection comes back as a report to
+        // recognise (one on a pooled connection, while it reconnects, is not
+        // heard); a write that fails or is declined takes its record back.
+        let recorded = subscriber?.writeConnection === connection
+        if recorded { echoes.expect(name, Array(encoded)) }
+        let reply: RESPValue
+        do {
+            reply = try await Self.sendWrite([[RedisCommandName.eval, Array(Self.backfillScript.utf8), Array("3".utf8),
                                                name, tombstone(of: name), tombstoneOfAll,
                                                Array(encoded), milliseconds, Array(String(age).utf8), lease]], on: connection)[0]
+        } catch {
+            if recorded { echoes.cancel(name, Array(encoded)) }
+            throw error
+        }
         switch reply {
         case .null, .bulkString(nil):
             echoes.cancel(name, Array(encoded))
             throw BackfillDeclined()
-        case .error(let message): throw RedisError.server(message)
+        case .error(let message):
+            echoes.cancel(name, Array(encoded))
+            throw RedisError.server(message)
         default: break
         }
         if ContinuousClock.now - sent >= Self.backfillMargin {
-            echoes.cancel(name, Array(encoded))
-            _ = try? await sendWrite([RedisCommandName.eval, Array(Self.undoScript.utf8), Array("1".utf8), name, Array(encoded)])
+            // Taken back, on the same connection: Redis reports the delete
+            // too, and the key is then expected to be absent.
+            if recorded { echoes.expect(name, nil) }
+            _ = try? await Self.sendWrite([[RedisCommandName.eval, Array(Self.undoScript.utf8), Array("1".utf8), name, Array(encoded)]],
+                                          on: connection)
             throw BackfillDeclined()
         }
     }
@@ -627,6 +659,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// meets the tombstone already, so the order keeps the guarantee.
     public func remove(_ key: Key) async throws {
         await beginOperation()
+        if let backlog, backlog.isActive { return keep(.remove, of: key, in: backlog) }
         do {
             try await removeNow(key)
         } catch {
@@ -637,6 +670,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// ``remove(_:)``'s write.
     func removeNow(_ key: Key) async throws {
         let name = redisKey(key)
+        echoes.forget(name)
         try await reporting(.key(key)) {
             let replies = try await Self.sendWrite([
                 [RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("1".utf8),
@@ -660,6 +694,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     @discardableResult
     public func clearPrefix() async throws -> Int {
         await beginOperation()
+        if let backlog, backlog.isActive {
+            if backlog.keepClear() { startReplay() }
+            return 0
+        }
         do {
             return try await reporting(.all, partial: true) { try await clearPrefixNow() }
         } catch {
@@ -671,6 +709,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     /// The body of ``clearPrefix()``.
     func clearPrefixNow() async throws -> Int {
+        echoes.forgetAll()
         // First the tombstone: back-fills of reads that began before the
         // clear are declined (best effort: scripts may be refused).
         _ = try? await sendWrite([RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("1".utf8),
@@ -725,6 +764,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// Stops the invalidation connection (without flushing the levels above)
     /// and closes the client's connections, unless the client was given (shared).
     public func shutdown() async {
+        backlog?.stop()
         await subscriber?.stop()
         if ownsClient { await client.shutdown() }
     }

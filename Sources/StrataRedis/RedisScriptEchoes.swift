@@ -21,44 +21,66 @@ import Synchronization
 final class RedisScriptEchoes: Sendable {
     static var limit: Int { 4096 }
 
+    /// A record older than this is no longer matched: Redis reports a write
+    /// within milliseconds, so one this old lost its report (a dropped
+    /// connection) and only a stale record could hide another client's write.
+    static var lifetime: Duration { .seconds(5) }
+
+    /// The bytes a script left in the key (`nil`: it deleted the key).
+    private struct Record {
+        let bytes: [UInt8]?
+        let at: ContinuousClock.Instant
+    }
+
     private struct State {
         /// Per name, the bytes of each back-fill sent and not yet reported.
-        var written: [[UInt8]: [[UInt8]]] = [:]
+        var written: [[UInt8]: [Record]] = [:]
         /// Names in the order first recorded; taken ones are skipped (and
         /// dropped in bulk once they are most of it).
         var order = Deque<[UInt8]>()
 
-        mutating func forget(_ name: [UInt8]) -> [[UInt8]]? {
-            guard let values = written.removeValue(forKey: name) else { return nil }
+        mutating func forget(_ name: [UInt8]) -> [Record]? {
+            guard let records = written.removeValue(forKey: name) else { return nil }
             if order.count > 2 * written.count + 64 { order = Deque(order.filter { written[$0] != nil }) }
-            return values
+            return records
         }
     }
 
     private let state = Mutex(State())
 
-    /// Before sending a script that writes `value` to `name`.
-    func expect(_ name: [UInt8], _ value: [UInt8]) {
+    /// Before sending a script that writes `value` to `name` (`nil`: deletes it).
+    func expect(_ name: [UInt8], _ value: [UInt8]?) {
+        let now = ContinuousClock.now
         state.withLock { state in
-            if state.written[name, default: []].count == 0 { state.order.append(name) }
-            state.written[name, default: []].append(value)
+            if state.written[name, default: []].isEmpty { state.order.append(name) }
+            state.written[name, default: []].append(Record(bytes: value, at: now))
             while state.written.count > Self.limit, let oldest = state.order.popFirst() { state.written[oldest] = nil }
         }
     }
 
-    /// The script that was to write `value` wrote nothing (declined), or
-    /// its write was taken back: one record of it goes.
+    /// The script that was to write `value` wrote nothing (declined, failed),
+    /// or its write was taken back: one record of it goes.
     func cancel(_ name: [UInt8], _ value: [UInt8]) {
         state.withLock { state in
-            guard var values = state.written[name], let index = values.firstIndex(of: value) else { return }
-            values.remove(at: index)
-            if values.isEmpty { _ = state.forget(name) } else { state.written[name] = values }
+            guard var records = state.written[name], let index = records.firstIndex(where: { $0.bytes == value }) else { return }
+            records.remove(at: index)
+            if records.isEmpty { _ = state.forget(name) } else { state.written[name] = records }
         }
     }
 
-    /// The bytes back-fills wrote to `name`, if any is awaiting its report
-    /// (a report may cover several writes: all are taken).
-    func take(_ name: [UInt8]) -> [[UInt8]]? {
-        state.withLock { $0.forget(name) }
+    /// The level wrote `name` itself since (a set or remove, not reported
+    /// back): a back-fill's report still to come is a change like any other.
+    func forget(_ name: [UInt8]) { state.withLock { _ = $0.forget(name) } }
+
+    /// A clear of the level: as ``forget(_:)`` for every name.
+    func forgetAll() { state.withLock { $0 = State() } }
+
+    /// The bytes back-fills wrote to `name` in the last ``lifetime``, if any
+    /// is awaiting its report (a report may cover several writes: all are taken).
+    func take(_ name: [UInt8]) -> [[UInt8]?]? {
+        let now = ContinuousClock.now
+        let records = state.withLock { $0.forget(name) }?.filter { now - $0.at < Self.lifetime }
+        guard let records, !records.isEmpty else { return nil }
+        return records.map(\.bytes)
     }
 }

@@ -60,4 +60,16 @@ import Testing
         #expect(try await redis.getIfPresent("k") == "row k", "the loader's value is in Redis")
         await redis.shutdown(); await server.kill()
     }
+
+    @Test func aRemoveDuringTheLoadKeepsTheLoadedValueOutOfRedis() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "dl3:", codec: .string)
+        let load = redis.distributedLoad(ttl: .seconds(60)) { key in
+            try await redis.remove(key)  // the data changed and the key was removed while loading
+            return "loaded before the change"
+        }
+        #expect(try await load("k") == "loaded before the change")
+        #expect(try await redis.getIfPresent("k") == nil, "the load's older value landed over a later remove")
+        await redis.shutdown(); await server.kill()
+    }
 }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import NIOPosix
 @testable import StrataRedis
@@ -8,10 +11,19 @@ import Testing
 /// `SingleConnectionFailure(target: [IPv4]127.0.0.1/127.0.0.1:26653, error: …)`).
 @Suite struct RedisErrorWordsTests {
     @Test func aRefusedConnectionSaysSo() async throws {
-        // A port nobody listens on: bind one, note it, close it.
-        let probe = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
-        let port = probe.localAddress!.port!
-        try await probe.close()
+        // A port nobody listens on, held (bound, not listening) so that no
+        // server another test starts meanwhile can take it: connects are refused.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        try #require(bound, "bind a port")
+        let port = Int(UInt16(bigEndian: address.sin_port))
         let client = RedisClient(configuration: try RedisConfiguration(url: "redis://127.0.0.1:\(port)", connections: 1))
         do {
             _ = try await client.connection()

@@ -66,7 +66,7 @@ public struct LevelsFailedError: Error, Sendable, CustomStringConvertible {
 /// A printable key for errors and logs, at most 120 characters, with control
 /// characters escaped so binary keys cannot garble a terminal.
 @usableFromInline
-func describeKey(_ key: some Sendable) -> String {
+package func describeKey(_ key: some Sendable) -> String {
     var text = String(describing: key)
     if text.count > 120 { text = String(text.prefix(117)) + "..." }
     if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {

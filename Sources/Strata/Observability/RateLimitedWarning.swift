@@ -4,7 +4,7 @@ import Synchronization
 /// A warning that can come once per request during an outage (a back-fill
 /// into a Redis that is down): logged at once the first time, then at most
 /// once per `interval`, saying how many were left out since (`suppressed`).
-final class RateLimitedWarning: Sendable {
+package final class RateLimitedWarning: Sendable {
     private struct State {
         var lastLogged: ContinuousClock.Instant?
         var suppressed = 0
@@ -14,7 +14,7 @@ final class RateLimitedWarning: Sendable {
     private let interval: Duration
     private let emit: @Sendable (Logger.Metadata) -> Void
 
-    init(_ logger: Logger, _ message: Logger.Message, interval: Duration = .seconds(10)) {
+    package init(_ logger: Logger, _ message: Logger.Message, interval: Duration = .seconds(10)) {
         self.interval = interval
         emit = { logger.warning(message, metadata: $0) }
     }
@@ -25,7 +25,7 @@ final class RateLimitedWarning: Sendable {
         self.emit = emit
     }
 
-    func warn(_ metadata: @autoclosure () -> Logger.Metadata, now: ContinuousClock.Instant = .now) {
+    package func warn(_ metadata: @autoclosure () -> Logger.Metadata, now: ContinuousClock.Instant = .now) {
         let suppressed = state.withLock { state -> Int? in
             if let last = state.lastLogged, now - last < interval {
                 state.suppressed += 1
