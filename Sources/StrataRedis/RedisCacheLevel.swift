@@ -94,6 +94,16 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                       keyLayout: keyLayout, outageBacklog: outageBacklog)
     }
 
+    /// A level on its own client, from a configuration (an ACL user, TLS
+    /// settings, anything a URL does not carry): ``shutdown()`` closes the client.
+    public convenience init(configuration: RedisConfiguration, prefix: String, codec: CacheCodec<Value>,
+                            defaultTTL: Duration? = nil, name: String = "redis", invalidatesLevelsAbove: Bool = true,
+                            leases: Bool = false, keyLayout: RedisKeyLayout = .natural) throws {
+        try self.init(client: RedisClient(configuration: configuration), ownsClient: true, prefix: prefix, codec: codec,
+                      defaultTTL: defaultTTL, name: name, invalidatesLevelsAbove: invalidatesLevelsAbove, leases: leases,
+                      keyLayout: keyLayout)
+    }
+
     /// A level on a client shared with other levels (one pool for many
     /// prefixes): ``shutdown()`` of the level leaves the client open; shut
     /// the client down yourself once every level on it is done.
@@ -227,8 +237,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             throw BackfillDeclined()
         } catch {
             switch error {
-            case is CancellationError, RedisError.connectionFailed, RedisError.unavailable,
-                 RedisError.connectionClosed, RedisError.timeout, RedisError.invalidReply:
+            case is CancellationError, RedisError.connectionFailed, RedisError.authenticationFailed, RedisError.tlsFailed,
+                 RedisError.unavailable, RedisError.connectionClosed, RedisError.timeout, RedisError.invalidReply:
                 if partial { reportOwnWrite(invalidation, origin: CacheContext.writeOrigin) }
             default:
                 reportOwnWrite(invalidation, origin: CacheWriteOrigin())

@@ -110,6 +110,9 @@ final class RedisCommandHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         switch error {
         case let error as RedisError: closeAndFailAll(context: context, error)
+        // After the handshake too: TLS 1.3 servers refuse a client certificate (or its lack) then.
+        case let error where RedisTLS.isTLSError(error):
+            closeAndFailAll(context: context, RedisError.tlsFailed(RedisTLS.words(for: error, host: "the server")))
         default: closeAndFailAll(context: context, RedisError.protocolError("\(error)"))
         }
     }

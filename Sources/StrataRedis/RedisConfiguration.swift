@@ -1,13 +1,29 @@
-/// Where and how to reach Redis: parsed from `redis://[:password@]host[:port][/db]`.
+/// Where and how to reach Redis: parsed from
+/// `redis://[[user]:password@]host[:port][/db]`, or `rediss://…` for TLS.
+///
+/// - `redis://user:password@host` authenticates as the ACL user `user`
+///   (`AUTH user password`); `redis://:password@host` (or
+///   `redis://password@host`) as the default user (`AUTH password`).
+///   Every connection the client opens authenticates so, the invalidation
+///   connection included. The URL's parts are taken as written (no
+///   percent-decoding).
+/// - `rediss://` connects over TLS with ``RedisTLS``'s defaults (the system's
+///   trust roots, the server's name verified); pass `tls:` (or set ``tls``)
+///   for a CA file, a client certificate, another server name.
 public struct RedisConfiguration: Sendable, Equatable {
     public var host: String
     public var port: Int
+    /// The ACL user to authenticate as; `nil` for the default user. Needs a ``password``.
+    public var username: String?
     public var password: String?
     public var database: Int
+    /// TLS settings; `nil` for a plain TCP connection.
+    public var tls: RedisTLS?
     /// Connections in the pool; requests are pipelined on each.
     public var connections: Int
     /// How long a command may wait for its reply before the connection is closed.
     public var commandTimeout: Duration
+    /// How long a connect may take (TCP, then the TLS handshake, each).
     public var connectTimeout: Duration
     /// Caps on replies (nesting, bulk and aggregate sizes); a reply beyond
     /// them fails with ``RedisError/invalidReply(_:)`` and closes its connection.
@@ -16,7 +32,7 @@ public struct RedisConfiguration: Sendable, Equatable {
     /// `url` with its password replaced by `***` (`redis://:***@host:6379`,
     /// `redis://user:***@host`), for every message that shows a URL: errors
     /// reach terminals and log files, which must not hold the server's
-    /// password. The credentials are found as ``init(url:connections:commandTimeout:connectTimeout:replyLimits:)``
+    /// password. The credentials are found as ``init(url:connections:commandTimeout:connectTimeout:replyLimits:tls:)``
     /// finds them (up to the last `@` after the scheme), so whatever it would
     /// take as the password is what is hidden, whatever the scheme.
     public static func redacted(_ url: String) -> String {
@@ -33,16 +49,29 @@ public struct RedisConfiguration: Sendable, Equatable {
         return url[..<afterScheme] + kept + "***" + url[at...]
     }
 
+    /// Parses `url` (see the type's documentation).
+    /// - Parameter tls: TLS settings. `rediss://` without them uses ``RedisTLS/init(caCertificateFile:certificateFile:privateKeyFile:serverName:verifiesServerName:)``'s
+    ///   defaults; given with `redis://`, they turn TLS on all the same.
     public init(url: String, connections: Int = 2, commandTimeout: Duration = .seconds(2),
-                connectTimeout: Duration = .seconds(1), replyLimits: RESPLimits = .default) throws {
+                connectTimeout: Duration = .seconds(1), replyLimits: RESPLimits = .default, tls: RedisTLS? = nil) throws {
         let shown = Self.redacted(url)  // what error messages quote
-        guard url.hasPrefix("redis://") else { throw RedisError.invalidURL("\(shown) (expected redis://host:port[/db])") }
-        var rest = Substring(url.dropFirst("redis://".count))
+        let scheme: String
+        if url.hasPrefix("redis://") { scheme = "redis://" } else if url.hasPrefix("rediss://") { scheme = "rediss://" } else {
+            throw RedisError.invalidURL("\(shown) (expected redis://host:port[/db] or rediss:// for TLS)")
+        }
+        var rest = Substring(url.dropFirst(scheme.count))
+        var username: String?
         var password: String?
         if let at = rest.lastIndex(of: "@") {
             let credentials = rest[..<at]
-            password = credentials.split(separator: ":", maxSplits: 1).last.map(String.init)
-            if credentials.hasPrefix(":") { password = String(credentials.dropFirst()) }
+            // `user:password`, `:password` or `password` (what redacted(_:) hides).
+            let parts = credentials.split(separator: ":", maxSplits: 1)
+            password = parts.last.map(String.init)
+            if credentials.hasPrefix(":") {
+                password = String(credentials.dropFirst())
+            } else if parts.count == 2 {
+                username = String(parts[0])
+            }
             rest = rest[rest.index(after: at)...]
         }
         var database = 0
@@ -63,11 +92,22 @@ public struct RedisConfiguration: Sendable, Equatable {
             host = String(rest[..<colon])
         }
         guard !host.isEmpty, !host.contains(where: { $0.isWhitespace }) else { throw RedisError.invalidURL("\(shown): host") }
+        try self.init(host: host, port: port, username: username, password: password, database: database,
+                      tls: tls ?? (scheme == "rediss://" ? RedisTLS() : nil), connections: connections,
+                      commandTimeout: commandTimeout, connectTimeout: connectTimeout, replyLimits: replyLimits)
+    }
+
+    /// A configuration from its parts, for settings that do not come as a URL.
+    public init(host: String, port: Int = 6379, username: String? = nil, password: String? = nil, database: Int = 0,
+                tls: RedisTLS? = nil, connections: Int = 2, commandTimeout: Duration = .seconds(2),
+                connectTimeout: Duration = .seconds(1), replyLimits: RESPLimits = .default) throws {
         guard connections >= 1 else { throw RedisError.invalidURL("connections must be at least 1") }
         self.host = host
         self.port = port
+        self.username = username
         self.password = password
         self.database = database
+        self.tls = tls
         self.connections = connections
         self.commandTimeout = commandTimeout
         self.connectTimeout = connectTimeout
@@ -79,8 +119,9 @@ public struct RedisConfiguration: Sendable, Equatable {
 /// must not leak it (the default description would print every field).
 extension RedisConfiguration: CustomStringConvertible, CustomDebugStringConvertible {
     public var description: String {
-        "redis://\(password == nil ? "" : ":***@")\(host):\(port)/\(database) (\(connections) connections)"
+        let credentials = password == nil ? "" : "\(username ?? ""):***@"
+        return "\(tls == nil ? "redis" : "rediss")://\(credentials)\(host):\(port)/\(database) (\(connections) connections)"
     }
 
-    public var debugDescription: String { "RedisConfiguration(\(description))" }
+    public var debugDescription: String { "RedisConfiguration(\(description)\(tls.map { ", \($0)" } ?? ""))" }
 }

@@ -1,5 +1,9 @@
 import NIOCore
 import NIOPosix
+import NIOSSL
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// One connection: requests are pipelined; each has a deadline, and a
@@ -32,50 +36,159 @@ final class RedisConnection: Sendable {
 
     var isActive: Bool { channel.isActive && !queue.isClosed && !closed.load(ordering: .relaxed) }
 
-    /// Connects, authenticates and selects the database. Push frames (RESP3)
-    /// go to `pushes` when given (and are dropped otherwise); it is finished
-    /// when the connection closes.
+    /// Connects (over TLS when configured), authenticates and selects the
+    /// database. Push frames (RESP3) go to `pushes` when given (and are
+    /// dropped otherwise); it is finished when the connection closes.
+    ///
+    /// Fails with ``RedisError/tlsFailed(_:)`` when the TLS handshake fails,
+    /// ``RedisError/authenticationFailed(_:)`` when the server refuses the
+    /// credentials, ``RedisError/connectionFailed(_:)`` otherwise.
     static func connect(_ configuration: RedisConfiguration, group: any EventLoopGroup,
                         pushes: AsyncStream<RESPValue>.Continuation? = nil) async throws -> RedisConnection {
         let timeout = TimeAmount.nanoseconds(configuration.commandTimeout.nanosecondsClamped)
+        let connectTimeout = TimeAmount.nanoseconds(configuration.connectTimeout.nanosecondsClamped)
+        // Made here, not per channel: a file that cannot be read fails before any connect.
+        let tls: (context: NIOSSLContext, name: String, hostname: String?)?
+        do {
+            tls = try configuration.tls.map { settings in
+                let name = settings.serverName ?? configuration.host
+                return (try settings.makeContext(), name, RedisTLS.serverHostname(name))
+            }
+        } catch {
+            pushes?.finish()
+            throw error
+        }
+        // The queue and the handshake's outcome are handed out of the channel
+        // initializer, by channel (a connect may try several addresses), not
+        // looked up in the pipeline afterwards: a failed handshake closes the
+        // channel, and empties its pipeline, at once.
+        let made = ChannelParts()
         let bootstrap = ClientBootstrap(group: group)
-            .connectTimeout(.nanoseconds(configuration.connectTimeout.nanosecondsClamped))
+            .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    let operations = channel.pipeline.syncOperations
+                    var handshake: EventLoopFuture<Void>?
+                    if let tls {
+                        try operations.addHandler(NIOSSLClientHandler(context: tls.context, serverHostname: tls.hostname))
+                        let done = channel.eventLoop.makePromise(of: Void.self)
+                        do { try operations.addHandler(RedisTLSHandshakeHandler(done: done, timeout: connectTimeout)) } catch {
+                            done.fail(error)
+                            throw error
+                        }
+                        handshake = done.futureResult
+                    }
                     let queue = RedisRequestQueue(channel: channel, timeout: timeout)
-                    try channel.pipeline.syncOperations.addHandler(RedisCommandHandler(queue: queue, limits: configuration.replyLimits))
-                    if let pushes { try channel.pipeline.syncOperations.addHandler(RedisPushHandler(pushes)) }
+                    try operations.addHandler(RedisCommandHandler(queue: queue, limits: configuration.replyLimits))
+                    if let pushes { try operations.addHandler(RedisPushHandler(pushes)) }
+                    made.parts.withLock { $0[ObjectIdentifier(channel)] = (queue, handshake) }
                 }
             }
         var connected: (any Channel)?
         let channel: any Channel
         let queue: RedisRequestQueue
+        let address = "\(configuration.host):\(configuration.port)"
         do {
             channel = try await bootstrap.connect(host: configuration.host, port: configuration.port).get()
             connected = channel
-            queue = try await channel.eventLoop.submit {
-                try channel.pipeline.syncOperations.handler(type: RedisCommandHandler.self).queue
-            }.get()
+            guard let (found, handshake) = made.parts.withLock({ $0[ObjectIdentifier(channel)] }) else {
+                throw RedisError.connectionFailed("the channel has no request queue")
+            }
+            queue = found
+            do { try await handshake?.get() } catch let error as RedisError {
+                throw error
+            } catch {
+                throw RedisError.tlsFailed(RedisTLS.words(for: error, host: tls?.name ?? configuration.host))
+            }
         } catch {
             try? await connected?.close()  // connected, but not a connection anyone can close
             pushes?.finish()
-            throw RedisError.connectionFailed("\(configuration.host):\(configuration.port): \(Self.words(for: error))")
+            switch error {
+            case RedisError.tlsFailed(let text): throw RedisError.tlsFailed("\(address): \(text)")
+            case RedisError.connectionFailed(let text): throw RedisError.connectionFailed("\(address): \(text)")
+            default: throw RedisError.connectionFailed("\(address): \(Self.words(for: error))")
+            }
         }
-        if let descriptor = ChannelSocket.duplicateDescriptor(of: channel) { queue.adopt(descriptor: descriptor) }
+        if let descriptor = ChannelSocket.duplicateDescriptor(of: channel) {
+            // Marked close-on-exec either way; over TLS every byte must go
+            // through NIOSSL, so the queue writes through NIO, not the socket.
+            if tls == nil { queue.adopt(descriptor: descriptor) } else { Glibc.close(descriptor) }
+        }
         let connection = RedisConnection(channel: channel, queue: queue, timeout: configuration.commandTimeout)
         do {
-            if let password = configuration.password {
-                try connection.expectOK(try await connection.send(["AUTH", password].map { Array($0.utf8) }))
-            }
+            try await connection.authenticate(configuration)
             if configuration.database != 0 {
-                try connection.expectOK(try await connection.send(["SELECT", "\(configuration.database)"].map { Array($0.utf8) }))
+                try connection.expectOK(try await connection.handshakeStep(["SELECT", "\(configuration.database)"]))
+            } else if tls != nil && configuration.password == nil {
+                // One round trip all the same: a TLS 1.3 server refuses a
+                // client certificate (or its lack) after the handshake, and
+                // that is the connect's failure, not the first request's.
+                guard case .simpleString("PONG") = try await connection.handshakeStep(["PING"]) else {
+                    throw RedisError.protocolError("no PONG")
+                }
+            }
+        } catch let error as RedisError {
+            await connection.close()
+            switch error {
+            case .authenticationFailed: throw error
+            case .tlsFailed(let text): throw RedisError.tlsFailed("\(address): \(text)")
+            // A TLS 1.3 server that refuses the client's certificate (or its
+            // lack) sends its alert after the handshake; the close may come first.
+            case .connectionClosed where tls != nil:
+                throw RedisError.tlsFailed("\(address): the server closed the connection right after the TLS handshake "
+                    + "(does it want a client certificate? certificateFile and privateKeyFile)")
+            default: throw RedisError.connectionFailed("handshake: \(error)")
             }
         } catch {
             await connection.close()
             throw RedisError.connectionFailed("handshake: \(error)")
         }
         return connection
+    }
+
+    /// A command of the handshake; `NOAUTH` (the server wants a password
+    /// and none was given) is ``RedisError/authenticationFailed(_:)``.
+    private func handshakeStep(_ command: [String]) async throws -> RESPValue {
+        let reply = try await send(command.map { Array($0.utf8) })
+        if case .error(let message) = reply, message.hasPrefix("NOAUTH") {
+            throw RedisError.authenticationFailed("the server wants a password (NOAUTH): give one in the URL (redis://user:password@host)")
+        }
+        return reply
+    }
+
+    /// `AUTH [user] password`, when the configuration has a password. A
+    /// refusal is ``RedisError/authenticationFailed(_:)`` in words, with the
+    /// user's name and Redis's error code, never the password.
+    private func authenticate(_ configuration: RedisConfiguration) async throws {
+        guard let password = configuration.password else {
+            if let username = configuration.username {
+                throw RedisError.authenticationFailed("user \"\(username)\" has no password (redis://user:password@host)")
+            }
+            return
+        }
+        let who = configuration.username.map { "user \"\($0)\"" } ?? "the default user"
+        let reply = try await send((["AUTH"] + (configuration.username.map { [$0] } ?? []) + [password]).map { Array($0.utf8) })
+        let message: String
+        switch reply {
+        case .simpleString("OK"): return
+        case .error(let text): message = text
+        case .blobError(let text): message = String(buffer: text)
+        default: throw RedisError.protocolError("AUTH answered \(reply)")
+        }
+        let code = message.prefix { $0 != " " }
+        let words: String
+        switch code {
+        case "WRONGPASS": words = "wrong user name or password, or the user is disabled"
+        case "NOPERM": words = "the user may not run AUTH"
+        case "ERR" where message.contains("without any password configured"):
+            words = "the server has no password set for the default user (drop the password from the URL, or name the ACL user)"
+        case "ERR" where message.contains("wrong number of arguments"):
+            words = "the server does not know ACL users (Redis 6 or later is needed for a user name)"
+        default: words = "refused"
+        }
+        // Redis's own text names no password; it is clipped all the same.
+        throw RedisError.authenticationFailed("\(who) at \(configuration.host):\(configuration.port): \(words) (\(clipped(message, to: 200)))")
     }
 
     /// A connect failure in words ("connection refused"), not NIO's types.
@@ -148,6 +261,12 @@ final class RedisConnection: Sendable {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing), channel.isActive else { return }
         channel.close(promise: nil)
     }
+}
+
+/// What the channel initializer made for each channel a connect tried: its
+/// queue and, over TLS, its handshake's outcome.
+private final class ChannelParts: Sendable {
+    let parts = Mutex<[ObjectIdentifier: (RedisRequestQueue, EventLoopFuture<Void>?)]>([:])
 }
 
 extension Duration {

@@ -6,6 +6,12 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidPrefix(String)
     /// Connecting failed (refused, unreachable, handshake rejected).
     case connectionFailed(String)
+    /// The server refused the configured user name or password (`WRONGPASS`,
+    /// `NOAUTH`, …), in words. Never carries the password.
+    case authenticationFailed(String)
+    /// The TLS handshake failed (an untrusted or misnamed server certificate,
+    /// a client certificate refused, a certificate file that cannot be read), in words.
+    case tlsFailed(String)
     /// Recently failed to connect; requests fail fast until the next attempt.
     case unavailable(String)
     /// The connection closed with this request in flight.
@@ -29,6 +35,8 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidURL(let text): "invalid Redis URL: \(text)"
         case .invalidPrefix(let text): "invalid Redis key prefix: \(text)"
         case .connectionFailed(let text): "cannot connect to Redis: \(text)"
+        case .authenticationFailed(let text): "Redis refused the credentials: \(text)"
+        case .tlsFailed(let text): "Redis TLS failed: \(text)"
         case .unavailable(let text): "Redis unavailable: \(text)"
         case .connectionClosed: "Redis connection closed"
         case .timeout: "Redis command timed out"
