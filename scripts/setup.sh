@@ -12,8 +12,9 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 # ncurses-term for the direct-colour terminal descriptions (xterm-direct, tmux-direct) the
 # explorer uses for true colour. util-linux (essential on Debian/Ubuntu) has setpriv, through which
 # the tests start redis-server so that it dies with the test process. gdb prints the threads of a
-# test process that hangs (scripts/test.sh's watchdog).
-for pkg in libncurses-dev ncurses-term tmux redis-server redis-tools valgrind util-linux gdb; do
+# test process that hangs (scripts/test.sh's watchdog). openssl makes the throwaway certificates
+# of the StrataRedis TLS tests (Debian's redis-server is built with TLS).
+for pkg in libncurses-dev ncurses-term tmux redis-server redis-tools valgrind util-linux gdb openssl; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 

@@ -26,7 +26,8 @@ func commandCalls(_ client: RedisClient, _ command: String) async throws -> Int 
     return Int(line.dropFirst("cmdstat_\(command):calls=".count).prefix { $0.isNumber }) ?? -1
 }
 
-/// Runs `redis-cli -p <port> arguments…`: a separate process and a client that is not Strata.
+/// Runs `redis-cli -p <port> arguments…` (`-s <socket>` for a TLS server): a
+/// separate process and a client that is not Strata.
 @discardableResult
 func redisCLI(_ server: RedisServer, _ arguments: String...) async throws -> String {
     try await redisCLIArguments(server, arguments)
@@ -37,7 +38,7 @@ func redisCLI(_ server: RedisServer, _ arguments: String...) async throws -> Str
 func redisCLIArguments(_ server: RedisServer, _ arguments: [String]) async throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
-    process.arguments = ["-p", "\(server.port)"] + arguments
+    process.arguments = server.cliArguments + arguments
     let output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice

@@ -53,3 +53,48 @@ import Testing
         if !password.isEmpty { #expect(!redacted.contains(password), "\(redacted) shows \(password)") }
     }
 }
+
+/// `redis://user:password@…` (ACL users) and `rediss://` (TLS).
+@Suite struct RedisURLUserAndTLSTests {
+    @Test func aUserAndPasswordAreBothTaken() throws {
+        let configuration = try RedisConfiguration(url: "redis://app:s3cret@cache.internal:6380/2")
+        #expect(configuration.username == "app")
+        #expect(configuration.password == "s3cret")
+        #expect(configuration.database == 2)
+        #expect(configuration.tls == nil)
+        #expect("\(configuration)" == "redis://app:***@cache.internal:6380/2 (2 connections)")
+    }
+
+    @Test(arguments: [
+        ("redis://:s3cret@h", nil, "s3cret"),
+        ("redis://s3cret@h", nil, "s3cret"),
+        ("redis://user:@h", nil, "user"),  // as before: `name:` is a password
+        ("redis://a:b:c@h", "a", "b:c"),
+        ("redis://h", nil, nil),
+    ] as [(String, String?, String?)])
+    func theDefaultUserKeepsItsForms(url: String, username: String?, password: String?) throws {
+        let configuration = try RedisConfiguration(url: url)
+        #expect(configuration.username == username)
+        #expect(configuration.password == password)
+    }
+
+    @Test func redissMeansTLSWithTheDefaults() throws {
+        let configuration = try RedisConfiguration(url: "rediss://app:s3cret@cache.internal:6380")
+        #expect(configuration.tls == RedisTLS())
+        #expect(configuration.tls?.verifiesServerName == true)
+        #expect(configuration.username == "app")
+        #expect("\(configuration)" == "rediss://app:***@cache.internal:6380/0 (2 connections)")
+        #expect(RedisConfiguration.redacted("rediss://app:s3cret@cache.internal:6380") == "rediss://app:***@cache.internal:6380")
+        let files = RedisTLS(caCertificateFile: "/etc/ca.pem")
+        #expect(try RedisConfiguration(url: "rediss://h", tls: files).tls == files)
+        #expect(try RedisConfiguration(url: "redis://h", tls: files).tls == files, "given settings turn TLS on")
+        let text = String(reflecting: try RedisConfiguration(url: "rediss://app:s3cret@h", tls: files))
+        #expect(!text.contains("s3cret") && text.contains("/etc/ca.pem"), "\(text)")
+    }
+
+    @Test func otherSchemesAreRefused() {
+        let error = #expect(throws: RedisError.self) { try RedisConfiguration(url: "http://app:s3cret@h") }
+        let text = "\(error!)"
+        #expect(text.contains("rediss://") && !text.contains("s3cret"), "\(text)")
+    }
+}

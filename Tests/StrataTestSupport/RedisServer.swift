@@ -17,20 +17,69 @@ import Glibc
 /// not the process, and the threads that run tasks come and go: so every
 /// server is started from one thread that lives as long as the process
 /// (`SpawnThread`).
+///
+/// ``Options`` start it with TLS only (`rediss://`), or with more arguments.
 public final class RedisServer: @unchecked Sendable {
     // `process` is replaced only by restart(), which tests call sequentially.
     public private(set) var process: Process
     public private(set) var port = 0
-    public var url: String { "redis://127.0.0.1:\(port)" }
+    public let options: Options
+    /// Plain text on 127.0.0.1, or `rediss://` on it when the server speaks TLS only.
+    public var url: String { "\(options.tls == nil ? "redis" : "rediss")://127.0.0.1:\(port)" }
+    /// With TLS, the server also listens, in plain text, on this Unix socket
+    /// (readiness checks and `redis-cli`); `nil` without TLS.
+    public let unixSocket: String?
+    /// Where `redis-cli` reaches this server: `-p <port>`, or `-s <socket>` with TLS.
+    public var cliArguments: [String] { unixSocket.map { ["-s", $0] } ?? ["-p", "\(port)"] }
+    private let socketDirectory: TemporaryDirectory?
+
+    /// How to start a server: the defaults are a plain server on a free port.
+    public struct Options: Sendable {
+        /// TLS only (`--port 0 --tls-port <port>`) with these files (PEM).
+        public var tls: TLS?
+        /// More `redis-server` arguments (`--requirepass`, `--user` …).
+        public var arguments: [String]
+
+        public init(tls: TLS? = nil, arguments: [String] = []) {
+            self.tls = tls
+            self.arguments = arguments
+        }
+
+        public struct TLS: Sendable {
+            public var certificateFile: String
+            public var keyFile: String
+            /// The CA that client certificates must chain to.
+            public var caCertificateFile: String
+            /// Whether clients must present a certificate (`tls-auth-clients`).
+            public var requiresClientCertificates: Bool
+
+            public init(certificateFile: String, keyFile: String, caCertificateFile: String, requiresClientCertificates: Bool = false) {
+                self.certificateFile = certificateFile
+                self.keyFile = keyFile
+                self.caCertificateFile = caCertificateFile
+                self.requiresClientCertificates = requiresClientCertificates
+            }
+
+            /// The server's files among `certificates`.
+            public init(_ certificates: TestCertificates, requiresClientCertificates: Bool = false) {
+                self.init(certificateFile: certificates.serverCertificate, keyFile: certificates.serverKey,
+                          caCertificateFile: certificates.caCertificate, requiresClientCertificates: requiresClientCertificates)
+            }
+        }
+    }
 
     public struct Missing: Error, CustomStringConvertible {
         let program: String
         public var description: String { "\(program) is not installed: run `make test` (scripts/setup.sh installs it)" }
     }
 
-    public init() async throws {
+    public init(_ options: Options = Options()) async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/redis-server") else { throw Missing(program: "redis-server") }
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { throw Missing(program: "setpriv (util-linux)") }
+        self.options = options
+        // A short path: a Unix socket's path is limited to 107 bytes.
+        socketDirectory = options.tls == nil ? nil : TemporaryDirectory("rs")
+        unixSocket = socketDirectory.map { "\($0.path)/redis.sock" }
         process = Process()
         // A port another server already holds (this process's or another's)
         // is taken by none of ours: the server we reach must be the one we
@@ -60,10 +109,17 @@ public final class RedisServer: @unchecked Sendable {
     private func start(on port: Int) async throws -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--pdeathsig", "KILL", "--", "/usr/bin/redis-server",
-                             "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--daemonize", "no", "--protected-mode", "yes", "--loglevel", "warning",
-                             "--enable-debug-command", "yes"]  // DEBUG SLEEP stalls the server in fault tests
+        var listen = ["--port", "\(port)"]
+        if let tls = options.tls, let unixSocket {
+            listen = ["--port", "0", "--tls-port", "\(port)", "--tls-cert-file", tls.certificateFile, "--tls-key-file", tls.keyFile,
+                      "--tls-ca-cert-file", tls.caCertificateFile, "--tls-auth-clients", tls.requiresClientCertificates ? "yes" : "no",
+                      "--unixsocket", unixSocket, "--unixsocketperm", "700"]
+        }
+        process.arguments = ["--pdeathsig", "KILL", "--", "/usr/bin/redis-server"] + listen
+            + ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+               "--daemonize", "no", "--protected-mode", "yes", "--loglevel", "warning",
+               "--enable-debug-command", "yes"]  // DEBUG SLEEP stalls the server in fault tests
+            + options.arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try await SpawnThread.shared.run(process)
@@ -73,7 +129,7 @@ public final class RedisServer: @unchecked Sendable {
         }
         // Ready when it answers with its own process id (an external process: poll, bounded).
         for _ in 0..<200 {
-            if let pid = Self.serverProcessID(port: port) {
+            if let pid = unixSocket.map({ Self.serverProcessID(unixSocket: $0) }) ?? Self.serverProcessID(port: port) {
                 if pid == Int(process.processIdentifier) {
                     self.process = process
                     return true
@@ -93,8 +149,6 @@ public final class RedisServer: @unchecked Sendable {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 1, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -102,7 +156,32 @@ public final class RedisServer: @unchecked Sendable {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         } == 0
-        guard connected else { return nil }
+        return connected ? processID(askingOn: fd) : nil
+    }
+
+    /// ``serverProcessID(port:)`` through a Unix socket.
+    static func serverProcessID(unixSocket path: String) -> Int? {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        } == 0
+        return connected ? processID(askingOn: fd) : nil
+    }
+
+    /// Asks `INFO server` on the connected `fd` and reads `process_id`.
+    private static func processID(askingOn fd: CInt) -> Int? {
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let request = Array("INFO server\r\n".utf8)
         guard write(fd, request, request.count) == request.count else { return nil }
         var reply = [UInt8]()
@@ -125,6 +204,7 @@ public final class RedisServer: @unchecked Sendable {
     /// its last reference; Foundation reaps it.
     deinit {
         if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        socketDirectory?.remove()
     }
 
     /// SIGKILL (a Process child may ignore SIGTERM) and reap it off the pool.
