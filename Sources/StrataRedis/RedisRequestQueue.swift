@@ -37,8 +37,9 @@ import Glibc
 /// - **The descriptor is never used after it is closed.** Closing waits for
 ///   the writer to let go (it closes the duplicate itself then), so a `send`
 ///   cannot reach a descriptor number the process has reused.
-/// - Without a descriptor (not found; an `EmbeddedChannel` in tests) every
-///   write goes through NIO, with the same ordering.
+/// - Without a descriptor (not found; TLS, whose bytes NIOSSL must encrypt;
+///   an `EmbeddedChannel` in tests) every write goes through NIO, with the
+///   same ordering.
 final class RedisRequestQueue: Sendable {
     struct Waiting {
         let replies: PendingReplies
