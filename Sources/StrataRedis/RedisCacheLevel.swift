@@ -98,10 +98,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// settings, anything a URL does not carry): ``shutdown()`` closes the client.
     public convenience init(configuration: RedisConfiguration, prefix: String, codec: CacheCodec<Value>,
                             defaultTTL: Duration? = nil, name: String = "redis", invalidatesLevelsAbove: Bool = true,
-                            leases: Bool = false, keyLayout: RedisKeyLayout = .natural) throws {
+                            leases: Bool = false, keyLayout: RedisKeyLayout = .natural, outageBacklog: Int = 0) throws {
         try self.init(client: RedisClient(configuration: configuration), ownsClient: true, prefix: prefix, codec: codec,
                       defaultTTL: defaultTTL, name: name, invalidatesLevelsAbove: invalidatesLevelsAbove, leases: leases,
-                      keyLayout: keyLayout)
+                      keyLayout: keyLayout, outageBacklog: outageBacklog)
     }
 
     /// A level on a client shared with other levels (one pool for many
