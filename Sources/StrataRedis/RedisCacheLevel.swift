@@ -576,6 +576,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             // Taken back, on the same connection: Redis reports the delete
             // too, and the key is then expected to be absent.
             if recorded { echoes.expect(name, nil) }
+            RedisProcessCounters.backfillsTakenBack.add(1, ordering: .relaxed)
             _ = try? await Self.sendWrite([[RedisCommandName.eval, Array(Self.undoScript.utf8), Array("1".utf8), name, Array(encoded)]],
                                           on: connection)
             throw BackfillDeclined()

@@ -15,6 +15,7 @@ import Testing
         let model = ExplorerModel(pipeline: try redisPipeline(server, prefix: "echo:"))
         try await model.withShutdown {
             #expect(await ExplorerInvalidationTests.poll { !model.panes()[1].configuration.contains("not subscribed") })
+            let takenBackBefore = RedisProcessCounters.backfillsTakenBack.load(ordering: .relaxed)
             _ = await model.execute(.sample(0))
             _ = await model.execute(.load(pattern: .loop, keys: 50, rate: 200, seconds: nil))
             try await WorkloadSamplingTests.waitForGets(model, 50)
@@ -29,9 +30,13 @@ import Testing
             await other.shutdown()
             // Nobody but this explorer writes the other keys.
             let blamed = model.events.filter { $0.text.contains("by another client") && !$0.text.contains("fence") }.map(\.text)
-            #expect(blamed.isEmpty, "\(blamed.count) lines, e.g. \(blamed.prefix(3))")
             let reported = model.events.filter { $0.text.contains("invalidated") && !$0.text.contains("fence") }.map(\.text)
-            #expect(reported.isEmpty, "own back-fills reported: \(reported.prefix(3))")
+            // A back-fill whose reply came late (a loaded machine) is taken
+            // back; Redis reports that delete, a real change: at most one
+            // line per back-fill taken back, and none for those that landed.
+            let takenBack = RedisProcessCounters.backfillsTakenBack.load(ordering: .relaxed) - takenBackBefore
+            #expect(blamed.count <= takenBack, "\(blamed.count) lines for \(takenBack) back-fills taken back, e.g. \(blamed.prefix(3))")
+            #expect(reported.count <= takenBack, "own back-fills reported: \(reported.prefix(3))")
             await server.kill()
         }
     }
