@@ -36,9 +36,7 @@ final class WeakLevel: @unchecked Sendable {
 
 @Suite(.serialized) struct RedisReviewEightTests {
     func fence(_ server: RedisServer, _ redis: RedisCacheLevel<String, String>, prefix: String) async throws {
-        let received = redis.invalidationsReceived
-        _ = try await redisCLI(server, "SET", prefix + "fence", "x")
-        #expect(await poll { redis.invalidationsReceived > received }, "the fence's invalidation")
+        try await OwnWriteReportTests().fence(server, redis, prefix: prefix)
     }
 
     /// A back-fill whose script never ran (its task was cancelled after the
