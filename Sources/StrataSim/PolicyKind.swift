@@ -52,13 +52,19 @@ public struct PolicyKind: Sendable {
         MemoryLevelPolicy(.adaptive, capacity: $0.capacity, sized: $0.trace.isSized)
     }
 
+    /// W-TinyLFU with a fixed 1% window (``TinyLFUPolicy``): the simulator's
+    /// reference for the adaptive policy.
+    public static let tinylfu = PolicyKind(name: "tinylfu", summary: "W-TinyLFU with a fixed 1% window (reference)") {
+        TinyLFUPolicy(capacity: $0.capacity)
+    }
+
     /// Bélády's clairvoyant policy (``OptimalPolicy``).
     public static let optimal = PolicyKind(name: "optimal", summary: "Bélády's clairvoyant policy, the upper bound") {
         OptimalPolicy(keys: $0.trace.keys, nextUse: $0.nextUse, capacity: $0.capacity)
     }
 
     /// Every known policy, in the order help texts list them.
-    public static let all: [PolicyKind] = [.lru, .adaptive, .optimal]
+    public static let all: [PolicyKind] = [.lru, .tinylfu, .adaptive, .optimal]
 
     /// A comma-separated list was not a list of known, distinct policies.
     public struct ListError: Error, Equatable, CustomStringConvertible {

@@ -8,7 +8,7 @@ import Testing
     }
 
     @Test func unknownNameListsTheKnownOnes() {
-        #expect(throws: PolicyKind.ListError(description: "unknown policy \"arc\" (known policies: lru, adaptive, optimal)")) {
+        #expect(throws: PolicyKind.ListError(description: "unknown policy \"arc\" (known policies: lru, tinylfu, adaptive, optimal)")) {
             try PolicyKind.parse("lru,arc")
         }
         #expect(throws: PolicyKind.ListError.self) { try PolicyKind.parse("") }

@@ -30,7 +30,7 @@ import Testing
         let cases: [([String], String)] = [
             ([malformed], "strata: error: \(malformed):3: malformed line: expected an integer key, found \"three\"\n"),
             (["/nonexistent/x.trace"], "strata: error: /nonexistent/x.trace: no such file\n"),
-            (["--policies", "lru,arc", "loop:1:1"], "strata: error: --policies: unknown policy \"arc\" (known policies: lru, adaptive, optimal)\n"),
+            (["--policies", "lru,arc", "loop:1:1"], "strata: error: --policies: unknown policy \"arc\" (known policies: lru, tinylfu, adaptive, optimal)\n"),
             (["--sizes", "10,x", "loop:1:1"], "strata: error: --sizes: \"x\" is not a positive integer (expected a list such as 500,1000,2000)\n"),
             (["zipf:10:1"], "strata: error: workload \"zipf:10:1\": wrong number of fields (expected zipf:ITEMS:THETA:REQUESTS)\n"),
         ]

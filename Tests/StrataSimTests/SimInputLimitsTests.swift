@@ -42,8 +42,9 @@ import Testing
         let max = Trace.maxSize
         let trace = Trace(name: "max", keys: [0, 1, 0, 1, 2, 0], sizes: [max, max, max, max, 1, max])
         let results = Simulator(policies: PolicyKind.all, sizes: [max]).run(trace)
-        #expect(results.count == 3)
-        #expect(results.allSatisfy { $0.hits <= 2 })
+        #expect(results.count == PolicyKind.all.count)
+        // `tinylfu` counts objects, not bytes (a reference for unsized traces).
+        #expect(results.filter { $0.policy != "tinylfu" }.allSatisfy { $0.hits <= 2 })
     }
 
     @Test func tooManyRequestsIsAnErrorNamingFileAndLine() {

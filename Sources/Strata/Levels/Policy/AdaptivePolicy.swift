@@ -18,6 +18,13 @@
 //   is the size its share says: a window that could grow only by winning
 //   duels lagged behind a share that kept climbing on the ghost hits of the
 //   too-small window (a Zipf replay reached 30–50% while 1% was best).
+//   Hits in probation also pull the share toward main while main evicts
+//   too little for its ghosts to speak (loops a little longer than the
+//   cache, small caches: see `WindowAdapter`), and the share stays at
+//   least 1%. When the share shrinks, the window's excess joins probation
+//   without a duel: only as many of the window's overflow as entries
+//   arrived since the last eviction are candidates (`arrivals`), so a
+//   shrinking window does not throw out main's entries it had just taken.
 // - The main region is segmented LRU: probation holds entries seen once in
 //   main, protected (80% of main) those hit again.
 // - When the level is over capacity, entries pushed out of the window
@@ -25,7 +32,10 @@
 //   recent entries (victims): the one the frequency sketch has seen less
 //   often is evicted. A candidate that loses is an admission rejected. A
 //   candidate with a high count is admitted at random one time in 128 even
-//   if it loses, so crafted collisions cannot pin a victim forever.
+//   if it loses, so crafted collisions cannot pin a victim forever; not on
+//   a tie below 15 (the top count), which is no sign of an attack: on a
+//   loop every key ties, and those random admissions cost 7 points on a
+//   loop over 1,011 keys at 758 entries.
 // - Sizes are costs: the window, protected region and capacity are measured
 //   in cost units and, with a count limit, in entries too.
 // - A hit on the window's most recent entry (the key requested again at
@@ -139,6 +149,8 @@ struct AdaptivePolicy: Sendable {
     @usableFromInline let capacity: Int
     @usableFromInline let countLimit: Int?
     @usableFromInline var admissionsRejected = 0
+    /// New entries since the last ``evict(_:)``: only that many of the window's overflow are candidates.
+    @usableFromInline var arrivals = 0
     @usableFromInline var random: UInt64 = 0x2545_F491_4F6C_DD1D
 
     /// The window's and protected region's sizes for the share they were
@@ -246,6 +258,7 @@ struct AdaptivePolicy: Sendable {
         append(id, to: restored ? .probation : .window)
         sketch.ensureCapacity(totalCount)
         if !restored {
+            arrivals += 1
             sketch.increment(hash)
             adapter.recordMiss(hash, entries: totalCount)
         }
@@ -257,6 +270,9 @@ struct AdaptivePolicy: Sendable {
         guard id >= 0, Int(id) < nodes.count, nodes[Int(id)].region != .free, nodes[Int(id)].hash == hash else { return }
         // Requested again at once: one use (see the notes above).
         if window.last != id { sketch.increment(hash) }
+        if nodes[Int(id)].region == .probation {
+            adapter.recordProbationHit(probation: probation.count, entries: totalCount)
+        }
         touch(id)
     }
 
@@ -333,6 +349,10 @@ struct AdaptivePolicy: Sendable {
             append(id, to: .probation)
             candidates += 1
         }
+        // Overflow beyond the new arrivals is the window shrinking: those
+        // entries join probation without a duel (Caffeine's way).
+        candidates = min(candidates, arrivals)
+        arrivals = 0
         guard overLimits else { return }
         // Candidates are walked from the newest arrival in probation back,
         // then through the window from its least recent entry; victims from
@@ -412,6 +432,8 @@ struct AdaptivePolicy: Sendable {
         let victimCount = sketch.frequency(nodes[Int(victim)].hash)
         if candidateCount > victimCount { return true }
         if candidateCount < 6 { return false }
+        // A tie is not an attack unless the victim is pinned at the top.
+        if candidateCount == victimCount && victimCount < 15 { return false }
         random ^= random << 13
         random ^= random >> 7
         random ^= random << 17

@@ -42,11 +42,18 @@ struct FrequencySketch: Sendable {
 
     /// A sketch sized for about `entries` keys.
     @inlinable init(entries: Int) {
-        let words = Self.words(for: entries)
+        let words = Self.words(for: max(entries, Self.minimumEntries))
         table = [UInt64](repeating: 0, count: words)
         mask = words - 1
-        sampleSize = 10 * words / Self.wordsPerEntry
+        sampleSize = 10 * Self.words(for: entries) / Self.wordsPerEntry
     }
+
+    /// The table is never sized for fewer entries (8 KB): on a cache of 50
+    /// entries a table for 64 put the keys of a trace's whole working set in
+    /// eight blocks, and collisions under Swift's per-process hash seed moved
+    /// ps @ 50 by 2 points from one process to the next. The aging period
+    /// still follows the cache (`sampleSize`), so small caches forget as fast.
+    @inlinable static var minimumEntries: Int { 512 }
 
     @inlinable static func words(for entries: Int) -> Int {
         let wanted = min(max(entries, 16) * wordsPerEntry, 1 << 23)

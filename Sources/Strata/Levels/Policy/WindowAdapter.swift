@@ -30,8 +30,23 @@
 /// recency-heavy trace reached a large window too late. Ghost hits weigh both
 /// choices over the same requests, so noise in the workload cancels out.
 ///
-/// The cost is on misses only (two look-ups in `HashedIntTable`s, and one
-/// insertion per eviction); hits do not touch it.
+/// Ghosts alone cannot see what the window's growth costs main when main
+/// evicts nothing: in a loop a little longer than the cache, every candidate
+/// loses its duel, so only window ghosts are ever hit (11 exits deep at
+/// 1,001 entries over 1,011 keys), the share climbed to 1 and the level
+/// became LRU, which hits nothing on a loop (3.7% where W-TinyLFU has 97%);
+/// on sprite at 50–200 entries the window grew the same way and lost 2.5–9
+/// points. So while main's ghost list holds fewer than `minimumDepth` keys,
+/// hits in probation (main's least recent part, which a larger window would
+/// take) pull the share back: hits per entry of main's tail against ghost
+/// hits per entry of depth (`recordProbationHit`). Once main evicts, its
+/// ghosts speak for it and probation hits are ignored (counting them always
+/// cost sprite @ 1000 up to 3 points: the window it needs is large). The
+/// share never falls below 1% (`minimumShare`).
+///
+/// The cost is on misses (two look-ups in `HashedIntTable`s, and one
+/// insertion per eviction) and on hits in probation (a compare, and a
+/// division while main's ghosts are few); other hits do not touch it.
 @usableFromInline
 struct WindowAdapter: Sendable {
     @usableFromInline static var initialShare: Double { 0.01 }
@@ -39,6 +54,13 @@ struct WindowAdapter: Sendable {
     @usableFromInline static var step: Double { 0.8 }
     /// Ghost hits are counted up to at least this many exits deep.
     @usableFromInline static var minimumDepth: Int { 32 }
+    /// The window never shrinks below this share (a few entries on a small
+    /// cache): with no window, a key requested twice in a row duels at once
+    /// with a count of one and is declined (multi1 @ 500 fell from 55 to 48).
+    @usableFromInline static var minimumShare: Double { 0.01 }
+    /// A probation hit weighs this many ghost hits' worth of density (see
+    /// ``recordProbationHit(probation:entries:)``).
+    @usableFromInline static var probationHitWeight: Double { 2 }
     /// Each ghost list remembers this share of the entries held (at least
     /// 16): one entry in `ghostDivisor`.
     @usableFromInline static var ghostDivisor: Int { 4 }
@@ -61,10 +83,25 @@ struct WindowAdapter: Sendable {
         mainGhosts.ensureLimit(limit)
         let depth = max(min(windowGhosts.count, mainGhosts.count), Self.minimumDepth)
         if let exits = windowGhosts.remove(hash) {
-            if exits < depth { move(by: Self.step / Double(entries)) }
+            if exits < depth { move(by: Self.step / Double(entries), entries: entries) }
         } else if let exits = mainGhosts.remove(hash) {
-            if exits < depth { move(by: -Self.step / Double(entries)) }
+            if exits < depth { move(by: -Self.step / Double(entries), entries: entries) }
         }
+    }
+
+    /// A hit on one of the `probation` entries (main's least recent part)
+    /// while the level holds `entries`: main would lose such hits if the
+    /// window took its room. Counted only while main has evicted too few
+    /// keys for its ghosts to say so (fewer than `minimumDepth`): then it
+    /// moves the share toward main by `probationHitWeight` × `minimumDepth` /
+    /// `probation` ghost hits' worth, so hits per entry of main's tail are
+    /// weighed against window ghost hits per entry of depth.
+    @inlinable mutating func recordProbationHit(probation: Int, entries: Int) {
+        // Main's own ghosts speak for it once it evicts (see the notes above).
+        guard mainGhosts.count < Self.minimumDepth else { return }
+        let entries = max(entries, 16)
+        let weight = Self.probationHitWeight * Double(Self.minimumDepth) / Double(max(probation, 1))
+        move(by: -Self.step * weight / Double(entries), entries: entries)
     }
 
     /// `hash` left the cache, from the window side or from the main region.
@@ -72,8 +109,12 @@ struct WindowAdapter: Sendable {
         if fromWindow { windowGhosts.add(hash) } else { mainGhosts.add(hash) }
     }
 
-    @inlinable mutating func move(by amount: Double) {
-        share = min(max(share + amount, 0), 1)
+    /// Moves the share, keeping at least `minimumShare` and one and a half
+    /// of the `entries` held (a 50-entry cache keeps a window of one entry,
+    /// as W-TinyLFU does, not 1% of 50 rounded down to none).
+    @inlinable mutating func move(by amount: Double, entries: Int) {
+        let least = max(Self.minimumShare, 1.5 / Double(entries))
+        share = min(max(share + amount, least), 1)
     }
 }
 
