@@ -161,7 +161,8 @@ struct AdaptivePolicy: Sendable {
         self.capacity = capacity
         self.countLimit = countLimit
         sketch = FrequencySketch(entries: min(countLimit ?? capacity, 1024))
-        limits = RegionLimits(share: WindowAdapter.initialShare, capacity: capacity, countLimit: countLimit)
+        adapter = WindowAdapter(slots: countLimit ?? capacity)
+        limits = RegionLimits(share: adapter.share, capacity: capacity, countLimit: countLimit)
     }
 
     /// Recomputes ``limits`` if the window's share moved since.

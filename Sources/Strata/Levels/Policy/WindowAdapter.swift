@@ -72,7 +72,21 @@ struct WindowAdapter: Sendable {
     /// Keys evicted from the main region: a larger main region would have kept them.
     @usableFromInline var mainGhosts = GhostList()
 
+    /// The least share: `minimumShare`, and one and a half of the `slots`
+    /// the level holds at most (a 50-entry cache keeps a window of one
+    /// entry, as W-TinyLFU does, not 1% of 50 rounded down to none). From
+    /// the capacity, not the entries held: while the level fills, a floor
+    /// from its count held the window at 10% and more (multi2 @ 1000 lost a
+    /// point).
+    @usableFromInline var least = WindowAdapter.minimumShare
+
     @inlinable init() {}
+
+    /// An adapter for a level of at most `slots` entries (or cost units).
+    @inlinable init(slots: Int) {
+        least = max(Self.minimumShare, 1.5 / Double(max(slots, 1)))
+        share = max(share, least)
+    }
 
     /// A miss on `hash` while the level holds `entries` entries.
     @inlinable mutating func recordMiss(_ hash: Int, entries: Int) {
@@ -83,9 +97,9 @@ struct WindowAdapter: Sendable {
         mainGhosts.ensureLimit(limit)
         let depth = max(min(windowGhosts.count, mainGhosts.count), Self.minimumDepth)
         if let exits = windowGhosts.remove(hash) {
-            if exits < depth { move(by: Self.step / Double(entries), entries: entries) }
+            if exits < depth { move(by: Self.step / Double(entries)) }
         } else if let exits = mainGhosts.remove(hash) {
-            if exits < depth { move(by: -Self.step / Double(entries), entries: entries) }
+            if exits < depth { move(by: -Self.step / Double(entries)) }
         }
     }
 
@@ -101,7 +115,7 @@ struct WindowAdapter: Sendable {
         guard mainGhosts.count < Self.minimumDepth else { return }
         let entries = max(entries, 16)
         let weight = Self.probationHitWeight * Double(Self.minimumDepth) / Double(max(probation, 1))
-        move(by: -Self.step * weight / Double(entries), entries: entries)
+        move(by: -Self.step * weight / Double(entries))
     }
 
     /// `hash` left the cache, from the window side or from the main region.
@@ -109,11 +123,7 @@ struct WindowAdapter: Sendable {
         if fromWindow { windowGhosts.add(hash) } else { mainGhosts.add(hash) }
     }
 
-    /// Moves the share, keeping at least `minimumShare` and one and a half
-    /// of the `entries` held (a 50-entry cache keeps a window of one entry,
-    /// as W-TinyLFU does, not 1% of 50 rounded down to none).
-    @inlinable mutating func move(by amount: Double, entries: Int) {
-        let least = max(Self.minimumShare, 1.5 / Double(entries))
+    @inlinable mutating func move(by amount: Double) {
         share = min(max(share + amount, least), 1)
     }
 }
