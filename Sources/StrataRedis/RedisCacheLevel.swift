@@ -33,7 +33,7 @@ import Synchronization
 /// - **Leases** (`leases: true`, off by default): a miss leaves a lease in
 ///   the key, so that a writer that is not Strata and deletes the key after
 ///   changing the origin (`DEL`, cache-aside) ends it, and the back-fill of
-///   the origin's older answer is declined (see ``RedisLeaseBook``). Every
+///   the origin's older answer is declined (see ``RedisLease``). Every
 ///   process on the prefix must use them: a reader without leases would read
 ///   a lease as a value (with the `.data` codec) or as a miss.
 public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: ExpirableCacheLevel {
@@ -63,10 +63,11 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     let backlog: RedisOutageBacklog<Key, Value>?
     /// Back-fills awaiting Redis's report of their own write (``RedisScriptEchoes``).
     let echoes = RedisScriptEchoes()
-    /// The leases reads left for their back-fills; `nil` without `leases`.
-    let leaseBook: RedisLeaseBook?
-    /// Whether a miss leaves a lease in the key (see ``RedisLeaseBook``).
-    public var leases: Bool { leaseBook != nil }
+    /// What reads that missed left for their back-fills: the server's time
+    /// and, with leases, the lease (``RedisMissBook``).
+    let missBook = RedisMissBook()
+    /// Whether a miss leaves a lease in the key (see ``RedisLease``).
+    public let leases: Bool
 
     /// Keys per `MGET` in ``entries(forKeys:maxConcurrency:)``.
     static var batchChunkSize: Int { 512 }
@@ -76,7 +77,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     ///     one, keep them coherent with Redis through a dedicated RESP3
     ///     connection with `CLIENT TRACKING` (see ``addInvalidationListener(_:)``).
     ///   - leases: a miss leaves a lease in the key, which a back-fill must
-    ///     find there (see ``RedisLeaseBook``): for writers that are not
+    ///     find there (see ``RedisLease``): for writers that are not
     ///     Strata and delete keys. Every process on the prefix must agree.
     ///   - keyLayout: how keys are named after the prefix (``RedisKeyLayout``).
     ///   - connections: the pool's size; `connectTimeout`: how long a connect may take.
@@ -129,7 +130,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         self.defaultTTL = defaultTTL
         self.name = name
         self.invalidatesLevelsAbove = invalidatesLevelsAbove
-        leaseBook = leases ? RedisLeaseBook() : nil
+        self.leases = leases
         backlog = outageBacklog > 0 ? RedisOutageBacklog(capacity: outageBacklog) : nil
         if invalidatesLevelsAbove {
             let listeners = self.listeners, counts = self.invalidationCounts, echoes = self.echoes
@@ -269,7 +270,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         switch reply {
         case .bulkString(nil): return nil
         case .bulkString(let buffer?):
-            if leaseBook != nil && RedisLeaseBook.isLease(buffer.readableBytesView) { return nil }
+            if leases && RedisLease.isLease(buffer.readableBytesView) { return nil }
             do { return try codec.decode(Data(buffer.readableBytesView)) } catch {
                 decodeFailureCount.add(1, ordering: .relaxed)
                 undecodable.withLock { seen in
@@ -301,14 +302,13 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         await beginOperation()
         let name = redisKey(key)
         if let pending = pendingWrite(name) { return pending.value }
-        guard leaseBook != nil else { return try decode(await client.send([RedisCommandName.get, name]), name: name) }
         let reply: RESPValue
         do { reply = try await client.send([RedisCommandName.get, name]) } catch {
-            leaseBook?.record(name, lease: nil)
+            missBook.record(name, lease: nil, serverTime: nil)
             throw error
         }
         let value = try decode(reply, name: name)
-        if value == nil { await leaseAfterMiss([reply], names: [name]) }
+        if value == nil { await afterMiss([reply], names: [name]) }
         return value
     }
 
@@ -327,43 +327,55 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             }
             let found = try decode(replies[0], name: name).flatMap { try Self.entry($0, pttl: replies[1], sentAt: sentAt) }
             // (A value gone between GET and PTTL leaves no lease to rely on.)
-            if found == nil { await leaseAfterMiss([replies[0]], names: [name]) }
+            if found == nil { await afterMiss([replies[0]], names: [name]) }
             return found
         } catch {
-            leaseBook?.record(name, lease: nil)
+            missBook.record(name, lease: nil, serverTime: nil)
             throw error
         }
     }
 
-    /// After a miss with leases on (see ``RedisLeaseBook``): for each key,
-    /// records the lease it holds, or places one where the key is absent
-    /// (`SET NX PX`, all in one round trip, on the write connection, so
-    /// Redis does not report it back), or records that there is none.
-    /// Never throws: a lease that could not be placed only declines the
-    /// back-fill.
-    func leaseAfterMiss(_ replies: [RESPValue], names: [[UInt8]]) async {
-        guard let leaseBook else { return }
-        var absent: [(name: [UInt8], lease: [UInt8])] = []
-        for (reply, name) in zip(replies, names) {
-            if case .bulkString(nil) = reply {
-                absent.append((name, RedisLeaseBook.newLease()))
-            } else if let bytes = reply.bytes, RedisLeaseBook.isLease(bytes) {
-                leaseBook.record(name, lease: bytes)
-            } else {
-                leaseBook.record(name, lease: nil)  // a value that does not decode: it stays
+    /// After a miss (see ``RedisMissBook``): asks Redis for `TIME` and,
+    /// with leases, for each key records the lease it holds, or places one
+    /// where the key is absent (`SET NX PX`, in the same round trip, on the
+    /// write connection, so Redis does not report the leases back), and
+    /// records both for the keys' back-fills. Never throws: what could not
+    /// be learned only makes the back-fills more careful (declined, with
+    /// leases; judged by their age, without the time).
+    func afterMiss(_ replies: [RESPValue], names: [[UInt8]]) async {
+        var leases: [[UInt8]?] = Array(repeating: nil, count: names.count)
+        var absent: [(index: Int, lease: [UInt8])] = []
+        if self.leases {
+            for (index, reply) in replies.enumerated() {
+                if case .bulkString(nil) = reply {
+                    absent.append((index, RedisLease.newLease()))
+                } else if let bytes = reply.bytes, RedisLease.isLease(bytes) {
+                    leases[index] = bytes
+                }  // else a value that does not decode: it stays, no lease
             }
         }
-        guard !absent.isEmpty else { return }
-        let milliseconds = Array(String(RedisLeaseBook.lifetime.nanoseconds / 1_000_000).utf8)
-        let commands = absent.map { [RedisCommandName.set, $0.name, $0.lease, RedisCommandName.nx, RedisCommandName.px, milliseconds] }
-        let replies = try? await Self.sendWrite(commands, on: writeConnection())
-        for (index, placed) in absent.enumerated() {
-            if case .simpleString? = replies?[index] {
-                leaseBook.record(placed.name, lease: placed.lease)
-            } else {
-                leaseBook.record(placed.name, lease: nil)  // written meanwhile, or Redis is down
-            }
+        let answers: [RESPValue]?
+        if absent.isEmpty {
+            answers = try? await [client.send([RedisCommandName.time])]
+        } else {
+            let milliseconds = Array(String(RedisLease.lifetime.nanoseconds / 1_000_000).utf8)
+            let commands = absent.map { [RedisCommandName.set, names[$0.index], $0.lease, RedisCommandName.nx, RedisCommandName.px, milliseconds] }
+            answers = try? await Self.sendWrite(commands + [[RedisCommandName.time]], on: writeConnection())
         }
+        for (position, placed) in absent.enumerated() {
+            if case .simpleString? = answers?[position] { leases[placed.index] = placed.lease }  // else written meanwhile, or Redis is down
+        }
+        let local = clock.now()
+        let serverTime = answers?.last.flatMap(Self.microseconds(fromTime:)).map { (server: $0, local: local) }
+        for (index, name) in names.enumerated() { missBook.record(name, lease: leases[index], serverTime: serverTime) }
+    }
+
+    /// A `TIME` reply in microseconds since 1970.
+    static func microseconds(fromTime reply: RESPValue) -> Int64? {
+        guard case .array(let parts?) = reply, parts.count == 2,
+              let seconds = parts[0].bytes.flatMap({ Int64(String(decoding: $0, as: UTF8.self)) }),
+              let micros = parts[1].bytes.flatMap({ Int64(String(decoding: $0, as: UTF8.self)) }) else { return nil }
+        return seconds * 1_000_000 + micros
     }
 
     /// One `MGET` per 512 keys, with the keys' `PTTL`s in the same
@@ -411,17 +423,15 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         let pttl = RedisCommandName.pttl
         guard let replies = try? await client.send(transaction: [[RedisCommandName.mget] + names] + names.map { [pttl, $0] }),
               case .array(let values?) = replies[0], values.count == names.count else {
-            for name in names { leaseBook?.record(name, lease: nil) }
+            for name in names { missBook.record(name, lease: nil, serverTime: nil) }
             return misses
         }
         let entries = zip(names, zip(values, replies.dropFirst())).map { name, replies -> CacheEntry<Value>? in
             guard let value = (try? decode(replies.0, name: name)) ?? nil else { return nil }
             return (try? Self.entry(value, pttl: replies.1, sentAt: sentAt)) ?? nil
         }
-        if leaseBook != nil {
-            let missed = entries.indices.filter { entries[$0] == nil }
-            if !missed.isEmpty { await leaseAfterMiss(missed.map { values[$0] }, names: missed.map { names[$0] }) }
-        }
+        let missed = entries.indices.filter { entries[$0] == nil }
+        if !missed.isEmpty { await afterMiss(missed.map { values[$0] }, names: missed.map { names[$0] }) }
         return entries
     }
 
@@ -524,13 +534,16 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         // back-fill whose read began before it may carry what the remove was
         // meant to end (the cache-aside race: a read of the old data, the data
         // changes and the key is removed, the read's answer is written back),
-        // so it is declined. The read's age is measured here, on this
-        // machine's monotonic clock, and compared on the server with its own
-        // time, so no two clocks are compared; ``backfillMargin`` is added
-        // for the time the script may take to reach the server and run. The
-        // age is taken once a connection is in hand (a reconnect can take a
-        // second); and if the reply still comes later than the margin allows,
-        // the back-fill is undone (its own value deleted, never another's).
+        // so it is declined. The read's start on the server's clock is the
+        // `TIME` its miss recorded (``RedisMissBook``): a tombstone before it
+        // is older than the read, however recent. Without that record, the
+        // read's age is measured here, on this machine's monotonic clock, and
+        // compared on the server with its own time, so no two clocks are
+        // compared; ``backfillMargin`` is added for the time the script may
+        // take to reach the server and run. The age is taken once a
+        // connection is in hand (a reconnect can take a second); and if the
+        // reply still comes later than the margin allows, the back-fill is
+        // undone (its own value deleted, never another's).
         if replacing == nil, undecodable.withLock({ $0.remove(name) }) != nil { return }
         var age: Int64 = -1  // unknown: any tombstone declines
         let sent = ContinuousClock.now
@@ -538,15 +551,19 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             guard readAge < CacheContext.backfillAgeLimit else { throw BackfillDeclined() }
             age = (readAge + Self.backfillMargin).nanoseconds / 1_000
         }
+        // The read's own instant, not `sent - age`: the record was made
+        // microseconds before the read began, and an age taken a moment after
+        // `sent` would move the start before it.
+        let record = backfill.readStartedAt.flatMap { missBook.record(for: name, readStart: $0) }
+        let readTime = record?.serverTime?.server
+        // The deadline on the server's clock, for the script to store what is
+        // left of it when it runs (`milliseconds` counts from when it was sent).
+        let serverDeadline = milliseconds.isEmpty ? nil : deadline.flatMap { record?.serverMicroseconds(of: $0) }
         // With leases, the key must still hold the lease the read left; a
         // refresh, the value it replaces.
         var lease: [UInt8] = replacing ?? []
-        if replacing == nil, let leaseBook {
-            // The read's own instant, not `sent - age`: the lease was
-            // recorded microseconds before the read began, and an age taken a
-            // moment after `sent` would move the start before the record.
-            guard let readStart = backfill.readStartedAt,
-                  let held = leaseBook.lease(for: name, readStart: readStart) else { throw BackfillDeclined() }
+        if replacing == nil, leases {
+            guard let held = record?.lease else { throw BackfillDeclined() }
             lease = held
         }
         // Only a write on the tracking connection comes back as a report to
@@ -558,7 +575,9 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         do {
             reply = try await Self.sendWrite([[RedisCommandName.eval, Array(Self.backfillScript.utf8), Array("3".utf8),
                                                name, tombstone(of: name), tombstoneOfAll,
-                                               Array(encoded), milliseconds, Array(String(age).utf8), lease]], on: connection)[0]
+                                               Array(encoded), milliseconds, Array(String(age).utf8), lease,
+                                               readTime.map { Array(String($0).utf8) } ?? [],
+                                               serverDeadline.map { Array(String($0).utf8) } ?? []]], on: connection)[0]
         } catch {
             if recorded { echoes.cancel(name, Array(encoded)) }
             throw error
@@ -572,7 +591,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             throw RedisError.server(message)
         default: break
         }
-        if ContinuousClock.now - sent >= Self.backfillMargin {
+        // (Judged by the read's server time, the reply's delay changes nothing.)
+        if readTime == nil, ContinuousClock.now - sent >= Self.backfillMargin {
             // Taken back, on the same connection: Redis reports the delete
             // too, and the key is then expected to be absent.
             if recorded { echoes.expect(name, nil) }
@@ -601,30 +621,40 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     }
 
     /// A back-fill: declined (nil) when the key's tombstone or the level's
-    /// holds a server time at or after the read began (`ARGV[3]`
-    /// microseconds ago; -1: unknown, any tombstone declines) or is not a
-    /// time; otherwise `SET NX`, with `PX ARGV[2]` unless it is empty. With a
-    /// lease (`ARGV[4]` not empty), declined unless the key holds exactly
-    /// that lease, which the `SET` then replaces.
+    /// holds a server time at or after the read began (the server time
+    /// `ARGV[5]`, else `ARGV[3]` microseconds ago; -1: unknown, any
+    /// tombstone declines) or is not a time; otherwise `SET NX`, with
+    /// `PX ARGV[2]` unless it is empty, or what is left until the server
+    /// time `ARGV[6]` (declined when nothing is). With a lease (`ARGV[4]`
+    /// not empty), declined unless the key holds exactly that lease, which
+    /// the `SET` then replaces.
     static var backfillScript: String {
         """
         local t = redis.call('TIME')
         local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-        local age = tonumber(ARGV[3])
+        local since = tonumber(ARGV[5])
+        if since == nil and tonumber(ARGV[3]) >= 0 then since = now - tonumber(ARGV[3]) end
+        local px = ARGV[2]
+        local deadline = tonumber(ARGV[6])
+        if deadline then
+          local left = math.floor((deadline - now) / 1000)
+          if left < 1 then return false end
+          px = string.format('%d', left)
+        end
         for i = 2, 3 do
           local at = redis.call('GET', KEYS[i])
           if at then
             local when = tonumber(at)
-            if age < 0 or when == nil or when >= now - age then return false end
+            if since == nil or when == nil or when >= since then return false end
           end
         end
         if ARGV[4] ~= '' then
           if redis.call('GET', KEYS[1]) ~= ARGV[4] then return false end
-          if ARGV[2] == '' then return redis.call('SET', KEYS[1], ARGV[1]) end
-          return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+          if px == '' then return redis.call('SET', KEYS[1], ARGV[1]) end
+          return redis.call('SET', KEYS[1], ARGV[1], 'PX', px)
         end
-        if ARGV[2] == '' then return redis.call('SET', KEYS[1], ARGV[1], 'NX') end
-        return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+        if px == '' then return redis.call('SET', KEYS[1], ARGV[1], 'NX') end
+        return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', px)
         """
     }
 
@@ -751,11 +781,11 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     /// Whether `key` exists (EXISTS).
     public func contains(_ key: Key) async throws -> Bool {
-        if leaseBook != nil {  // a lease is no value
+        if leases {  // a lease is no value
             guard case .bulkString(let buffer) = try await client.send([RedisCommandName.get, redisKey(key)]) else {
                 throw RedisError.protocolError("unexpected GET reply")
             }
-            return buffer.map { !RedisLeaseBook.isLease($0.readableBytesView) } ?? false
+            return buffer.map { !RedisLease.isLease($0.readableBytesView) } ?? false
         }
         guard case .integer(let count) = try await client.send([RedisCommandName.exists, redisKey(key)]) else {
             throw RedisError.protocolError("unexpected EXISTS reply")

@@ -58,9 +58,9 @@ struct RedisScenario {
     }
 
     /// `memory + redis` with a 1 ms loader: the key is removed, then 8 callers
-    /// get it for 1 s. Back-fills of reads that began before a remove are
-    /// declined (tombstones, with a margin for the trip to the server), so
-    /// for a while after it nothing is cached and every get loads.
+    /// get it for 1 s. Back-fills of reads that began before the remove are
+    /// declined (tombstones, compared with the server time of each read's
+    /// miss); once one read that began after it lands, gets hit again.
     private func cachelessWindow(url: String) async throws -> (loads: Int, gets: Int, cachedAfter: Int64) {
         let redis = try RedisCacheLevel<String, Data>(url: url, prefix: "window:", connections: 2)
         let stack = MemoryCacheLevel<String, Data>(capacity: 1 << 20) + redis

@@ -17,7 +17,9 @@ import Testing
     /// the value for the time it had left before the wait.
     @Test func aBackfillThatWaitedForAConnectionPastItsDeadlineStoresNothing() async throws {
         let server = try await RedisServer()
-        let redis = try RedisCacheLevel<String, String>(url: server.url + "/1", prefix: "deadline:", connections: 2,
+        // Three slots: the GET takes the first, the miss's TIME the second,
+        // the back-fill the third.
+        let redis = try RedisCacheLevel<String, String>(url: server.url + "/1", prefix: "deadline:", connections: 3,
                                                         commandTimeout: .seconds(20), invalidatesLevelsAbove: false)
         let lower = GatedLevel()
         let cache = redis + lower
@@ -29,8 +31,8 @@ import Testing
         kill(server.process.processIdentifier, SIGSTOP)
         lower.gate.open()
         #expect(try await read.value == "v")
-        // The back-fill waits for slot 1's connect, which cannot finish.
-        #expect(await poll { redis.client.connectWaiters(slot: 1) == 1 })
+        // The back-fill waits for slot 2's connect, which cannot finish.
+        #expect(await poll { redis.client.connectWaiters(slot: 2) == 1 })
         #expect(SystemClock().now() < deadline, "too slow to test: the back-fill began after the deadline")
         #expect(await poll(timeout: .seconds(10)) { SystemClock().now() > deadline.advanced(by: .milliseconds(50)) })
         kill(server.process.processIdentifier, SIGCONT)
@@ -80,5 +82,35 @@ private struct GatedLevel: CacheLevel {
         }
         #expect(pttl > 0 && pttl <= 10_000, "PTTL \(pttl) ms: the lower entry's 5 minutes, not the level's 10 s")
         await redis.shutdown(); await server.kill()
+    }
+
+    /// The same on a connection that is up: the back-fill is sent at once,
+    /// with two seconds left, and the server (stopped) runs it only after
+    /// the deadline. `PX` counts from when Redis runs the command, so it
+    /// stored the value for two more seconds; the script now stores what is
+    /// left of the deadline on the server's clock (measured by the miss's
+    /// `TIME`): nothing.
+    @Test func aBackfillTheServerRunsAfterItsDeadlineStoresNothing() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, String>(url: server.url + "/1", prefix: "deadline-run:", connections: 1,
+                                                        commandTimeout: .seconds(20), invalidatesLevelsAbove: false)
+        let lower = GatedLevel()
+        let cache = redis + lower
+        let deadline = SystemClock().now().advanced(by: .seconds(2))
+        try await lower.store.set("v", forKey: "k", expiresAt: deadline)
+        let read = Task { try await cache.getIfPresent("k") }
+        #expect(await poll { lower.reads.value == 1 })
+        kill(server.process.processIdentifier, SIGSTOP)
+        lower.gate.open()
+        #expect(try await read.value == "v")
+        #expect(SystemClock().now() < deadline, "too slow to test: the back-fill began after the deadline")
+        #expect(await poll(timeout: .seconds(10)) { SystemClock().now() > deadline.advanced(by: .milliseconds(50)) })
+        kill(server.process.processIdentifier, SIGCONT)
+        await cache.waitForPendingWrites()
+        let other = try RedisCacheLevel<String, String>(url: server.url + "/1", prefix: "deadline-run:",
+                                                        invalidatesLevelsAbove: false)
+        #expect(try await other.client.send("PTTL", "deadline-run:k") == .integer(-2),
+                "the back-fill stored the value past its deadline")
+        await redis.shutdown(); await other.shutdown(); await server.kill()
     }
 }

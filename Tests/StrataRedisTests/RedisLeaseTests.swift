@@ -66,7 +66,7 @@ import Testing
         try await origin.set("old", forKey: "k")
         let read = Task { try await cache.getIfPresent("k") }
         #expect(await poll { origin.reads.load(ordering: .relaxed) == 1 })
-        #expect(RedisLeaseBook.isLease(Array(try await raw(server, "lease-a:k").utf8)), "the miss left a lease")
+        #expect(RedisLease.isLease(Array(try await raw(server, "lease-a:k").utf8)), "the miss left a lease")
         try await origin.set("new", forKey: "k")
         try await redisCLI(server, "DEL", "lease-a:k")  // the writer's cache-aside delete ends the lease
         origin.open()
@@ -150,7 +150,7 @@ import Testing
         // Every back-fill found the lease its read recorded (a busy machine
         // may still decline one whose script came back later than the
         // margin allows, so the skipped count is printed, not pinned).
-        #expect(redis.leaseBook?.unrecordedReads == 0, "back-fills that found no lease recorded before their read")
+        #expect(redis.missBook.unrecordedReads == 0, "back-fills that found no lease recorded before their read")
         print("leases under load: \(cache.backfillsSkipped) of \(readers * keysPerReader) back-fills declined")
         #expect(cache.backfillFailures == 0)
         await redis.shutdown(); await server.kill()
@@ -184,7 +184,7 @@ import Testing
     @Test func anotherProcesssLeaseIsAMissAndItsReaderMayBackfill() async throws {
         let server = try await RedisServer()
         let redis = try Level(url: server.url, prefix: "lease-d:", invalidatesLevelsAbove: false, leases: true)
-        let lease = RedisLeaseBook.newLease()
+        let lease = RedisLease.newLease()
         for name in ["lease-d:a", "lease-d:b"] {
             _ = try await redis.client.send([RedisCommandName.set, Array(name.utf8), lease])
         }
@@ -208,7 +208,7 @@ import Testing
         #expect(read.map { $0?.value } == ["there", nil, nil])
         #expect(try await raw(server, "lease-e:present") == "there")
         for name in ["lease-e:x", "lease-e:y"] {
-            #expect(RedisLeaseBook.isLease(Array(try await raw(server, name).utf8)), "\(name)")
+            #expect(RedisLease.isLease(Array(try await raw(server, name).utf8)), "\(name)")
         }
         await redis.shutdown(); await server.kill()
     }
@@ -237,28 +237,28 @@ import Testing
     }
 
     @Test func aLeaseIsRecognisedOnlyByItsWholeMarker() {
-        #expect(RedisLeaseBook.isLease(RedisLeaseBook.newLease()))
-        #expect(!RedisLeaseBook.isLease(RedisLeaseBook.marker), "the marker alone is no lease")
-        #expect(!RedisLeaseBook.isLease(Array("strata-lease:x".utf8)))
-        #expect(RedisLeaseBook.newLease() != RedisLeaseBook.newLease())
+        #expect(RedisLease.isLease(RedisLease.newLease()))
+        #expect(!RedisLease.isLease(RedisLease.marker), "the marker alone is no lease")
+        #expect(!RedisLease.isLease(Array("strata-lease:x".utf8)))
+        #expect(RedisLease.newLease() != RedisLease.newLease())
     }
 
     /// The lease a back-fill uses: the latest recorded before its read
     /// began (its read's miss recorded it); "none" recorded last declines it.
     @Test func theBookHandsABackfillTheLatestLeaseRecordedBeforeItsReadBegan() {
-        let book = RedisLeaseBook()
+        let book = RedisMissBook()
         let name = Array("p:k".utf8)
         let before = ContinuousClock.now
-        book.record(name, lease: [1])
+        book.record(name, lease: [1], serverTime: nil)
         let afterFirst = ContinuousClock.now
-        book.record(name, lease: nil)
+        book.record(name, lease: nil, serverTime: nil)
         let afterNone = ContinuousClock.now
-        book.record(name, lease: [3])
-        #expect(book.lease(for: name, readStart: before) == nil, "nothing recorded before the read")
-        #expect(book.lease(for: name, readStart: afterFirst) == [1])
-        #expect(book.lease(for: name, readStart: afterNone) == nil, "the read that recorded no lease declines")
-        #expect(book.lease(for: name, readStart: ContinuousClock.now) == [3])
-        #expect(book.lease(for: Array("p:other".utf8), readStart: ContinuousClock.now) == nil)
+        book.record(name, lease: [3], serverTime: nil)
+        #expect(book.record(for: name, readStart: before) == nil, "nothing recorded before the read")
+        #expect(book.record(for: name, readStart: afterFirst)?.lease == [1])
+        #expect(book.record(for: name, readStart: afterNone)?.lease == nil, "the read that recorded no lease declines")
+        #expect(book.record(for: name, readStart: ContinuousClock.now)?.lease == [3])
+        #expect(book.record(for: Array("p:other".utf8), readStart: ContinuousClock.now) == nil)
     }
 }
 
@@ -318,7 +318,7 @@ import Testing
         for key in keys {
             guard case .bulkString(let buffer?) = try await writer.send([Array("GET".utf8), Array((prefix + key).utf8)]) else { continue }
             let held = String(buffer: buffer)
-            if !RedisLeaseBook.isLease(Array(held.utf8)) && held != origin.current(key) {
+            if !RedisLease.isLease(Array(held.utf8)) && held != origin.current(key) {
                 stale.append("\(key): Redis holds \(held), the origin \(origin.current(key))")
             }
         }
@@ -331,10 +331,10 @@ extension RedisLeaseStressTests {
     /// The book stays bounded: past its limit the oldest records go (their
     /// back-fills are declined), the newest stay usable.
     @Test func theLeaseBookStaysBounded() {
-        let book = RedisLeaseBook()
-        for n in 0..<(RedisLeaseBook.recordLimit * 3) { book.record(Array("p:\(n)".utf8), lease: [1]) }
+        let book = RedisMissBook()
+        for n in 0..<(RedisMissBook.recordLimit * 3) { book.record(Array("p:\(n)".utf8), lease: [1], serverTime: nil) }
         let now = ContinuousClock.now
-        #expect(book.lease(for: Array("p:0".utf8), readStart: now) == nil, "the oldest went")
-        #expect(book.lease(for: Array("p:\(RedisLeaseBook.recordLimit * 3 - 1)".utf8), readStart: now) == [1])
+        #expect(book.record(for: Array("p:0".utf8), readStart: now) == nil, "the oldest went")
+        #expect(book.record(for: Array("p:\(RedisMissBook.recordLimit * 3 - 1)".utf8), readStart: now)?.lease == [1])
     }
 }

@@ -87,15 +87,18 @@ extension RedisInvalidationTests {
         await redis.shutdown(); await server.kill()
     }
 
-    /// A back-fill that reaches the server later than the margin allows (a
-    /// stalled server here; a reconnect in production) cannot be judged
-    /// against the removes it raced, so it is taken back.
-    @Test func aBackfillTheServerRunsTooLateIsTakenBack() async throws {
+    /// A back-fill the server runs late (stalled here; a reconnect in
+    /// production) is judged by its read's server time (its miss's `TIME`),
+    /// not by when it runs: kept when no remove came after the read began
+    /// (it used to be taken back), declined when one did.
+    @Test(arguments: [false, true])
+    func aBackfillTheServerRunsLateIsJudgedByItsReadsServerTime(removed: Bool) async throws {
         let server = try await RedisServer()
-        let (cache, memory, redis, other, origin) = try raceSetup(server, prefix: "late:")
+        let (cache, memory, redis, other, origin) = try raceSetup(server, prefix: removed ? "late-r:" : "late-k:")
         try await origin.set("old", forKey: "k")
         let read = Task { try await cache.getIfPresent("k") }
         #expect(await poll { origin.reads.load(ordering: .relaxed) == 1 })
+        if removed { try await other.remove("k") }  // after the read's miss: its answer may be stale
         kill(server.process.processIdentifier, SIGSTOP)
         origin.open()
         #expect(try await read.value == "old")
@@ -103,9 +106,28 @@ extension RedisInvalidationTests {
         try await Task.sleep(for: RedisCacheLevel<String, String>.backfillMargin + .milliseconds(200))
         kill(server.process.processIdentifier, SIGCONT)
         await cache.waitForPendingWrites()
+        let expected: String? = removed ? nil : "old"
+        #expect(try await other.getIfPresent("k") == expected)
+        #expect(memory.value(forKey: "k") == expected)
+        #expect(cache.backfillsSkipped == (removed ? 1 : 0))
+        await redis.shutdown(); await other.shutdown(); await server.kill()
+    }
+
+    /// A back-fill with no record of its read's miss (made directly here;
+    /// in production a read that failed, or a record pruned) that reaches
+    /// the server later than the margin allows cannot be judged against the
+    /// removes it raced, so it is taken back.
+    @Test func aBackfillWithNoRecordThatTheServerRunsTooLateIsTakenBack() async throws {
+        let server = try await RedisServer()
+        let (_, _, redis, other, _) = try raceSetup(server, prefix: "late-n:")
+        let readStart = ContinuousClock.now
+        kill(server.process.processIdentifier, SIGSTOP)
+        let fill = Task { try await redis.backfill(Backfill(value: "old", expiresAt: nil, readStartedAt: readStart), forKey: "k") }
+        // Time itself is what is tested: the server runs the back-fill after the margin.
+        try await Task.sleep(for: RedisCacheLevel<String, String>.backfillMargin + .milliseconds(200))
+        kill(server.process.processIdentifier, SIGCONT)
+        await #expect(throws: BackfillDeclined.self) { try await fill.value }
         #expect(try await other.getIfPresent("k") == nil, "a back-fill judged too late stayed in Redis")
-        #expect(memory.value(forKey: "k") == nil)
-        #expect(cache.backfillsSkipped == 1)
         await redis.shutdown(); await other.shutdown(); await server.kill()
     }
 }
