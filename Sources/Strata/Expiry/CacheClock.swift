@@ -43,7 +43,7 @@ public struct CacheInstant: Comparable, Hashable, Sendable, Codable {
 extension Duration {
     /// Whole nanoseconds (saturating). From the full-width attoseconds, not
     /// `components`, which traps for durations beyond `Int64.max` seconds.
-    package var nanoseconds: Int64 {
+    @usableFromInline package var nanoseconds: Int64 {
         let nanoseconds = attoseconds / 1_000_000_000
         if nanoseconds > Int128(Int64.max) { return .max }
         if nanoseconds < Int128(Int64.min) { return .min }

@@ -28,6 +28,9 @@ struct LRUNode<Key: Hashable, Value> {
     @usableFromInline var cost: Int
     /// Expiry in ns since 1970, or 0 for none.
     @usableFromInline var expiresAt: Int64
+    /// With sliding expiry, the latest `expiresAt` may slide to (the TTL's
+    /// deadline; 0: none).
+    @usableFromInline var expiresAtMost: Int64
     /// The level-wide access clock at the last read or write.
     @usableFromInline var stamp: UInt64
     @usableFromInline var prev: Int32
@@ -35,8 +38,10 @@ struct LRUNode<Key: Hashable, Value> {
     /// The entry's id in the level's ``AdaptivePolicy`` (-1 under `.lru`).
     @usableFromInline var policyID: Int32
 
-    @inlinable init(key: HashedKey<Key>, value: Value, cost: Int, expiresAt: Int64, stamp: UInt64, policyID: Int32 = -1) {
+    @inlinable init(key: HashedKey<Key>, value: Value, cost: Int, expiresAt: Int64, expiresAtMost: Int64 = 0,
+                    stamp: UInt64, policyID: Int32 = -1) {
         self.policyID = policyID
+        self.expiresAtMost = expiresAtMost
         self.key = key
         self.value = value
         self.cost = cost
@@ -95,7 +100,7 @@ struct LRUShardState<Key: Hashable, Value> {
     /// (`policyID` -1) with a fresh token; returns the node and count and cost
     /// deltas. A still-valid `lookedUp` (generation, node) saves a look-up.
     @inlinable mutating func write(
-        _ key: HashedKey<Key>, _ value: Value, cost: Int, expiresAt: Int64,
+        _ key: HashedKey<Key>, _ value: Value, cost: Int, expiresAt: Int64, expiresAtMost: Int64,
         lookedUp: (generation: UInt64, node: Int32?)? = nil
     ) -> (node: Int32, count: Int, cost: Int) {
         let token = nextToken()
@@ -106,10 +111,12 @@ struct LRUShardState<Key: Hashable, Value> {
             nodes[Int(i)].value = value
             nodes[Int(i)].cost = cost
             nodes[Int(i)].expiresAt = expiresAt
+            nodes[Int(i)].expiresAtMost = expiresAtMost
             nodes[Int(i)].stamp = token
             return (i, 0, delta)
         }
-        let i = insert(LRUNode(key: key, value: value, cost: cost, expiresAt: expiresAt, stamp: token, policyID: -1))
+        let i = insert(LRUNode(key: key, value: value, cost: cost, expiresAt: expiresAt, expiresAtMost: expiresAtMost,
+                               stamp: token, policyID: -1))
         return (i, 1, cost)
     }
 

@@ -24,8 +24,9 @@ extension MemoryCacheLevel {
     func adaptiveEntry(_ hashed: HashedKey<Key>, in shard: LRUShard<Key, Value>) -> CacheEntry<Value>? {
         let (entry, expired, full) = shard.state.withLock { state -> (CacheEntry<Value>?, Bool, Bool) in
             guard let i = state.find(hashed) else { return (nil, false, false) }
-            let expiresAt = state.nodes[Int(i)].expiresAt
-            if expiresAt != 0 && clock.now().nanosecondsSince1970 >= expiresAt { return (nil, true, false) }
+            var expiresAt = state.nodes[Int(i)].expiresAt
+            if expiresAt != 0 { expiresAt = slidExpiry(of: i, expiresAt: expiresAt, in: &state) }
+            if expiresAt < 0 { return (nil, true, false) }
             let full = state.recordPolicyRead(i, hash: hashed.hash, in: shard.policyReads)
             notePendingReads(state.policyReadCount, in: shard)
             let deadline = expiresAt == 0 ? nil : CacheInstant(nanosecondsSince1970: expiresAt)
@@ -80,14 +81,14 @@ extension MemoryCacheLevel {
     func adaptiveStore(
         _ value: Value, forKey hashed: HashedKey<Key>, in shard: LRUShard<Key, Value>, cost: Int, deadline: CacheInstant?
     ) {
-        // 0 means "never"; a deadline at or before 1970 is already past.
-        let expires = deadline.map { max($0.nanosecondsSince1970, 1) } ?? 0
+        let (expires, expiresAtMost) = storedExpiry(deadline)
         // A same-cost replacement changes nothing the policy weighs: a hit, no policy lock.
         let (replaced, full, lookedUp) = shard.state.withLock { state -> (Bool, Bool, (generation: UInt64, node: Int32?)) in
             let found = state.find(hashed)
             guard let i = found, state.nodes[Int(i)].cost == cost else { return (false, false, (state.generation, found)) }
             state.nodes[Int(i)].value = value
             state.nodes[Int(i)].expiresAt = expires
+            state.nodes[Int(i)].expiresAtMost = expiresAtMost
             let full = state.recordPolicyRead(i, hash: hashed.hash, in: shard.policyReads)
             notePendingReads(state.policyReadCount, in: shard)
             return (true, full, (state.generation, i))
@@ -106,7 +107,8 @@ extension MemoryCacheLevel {
             drainReads(&policy)
             applyPendingWrites(&policy)
             let (countDelta, costDelta) = shard.state.withLock { state -> (Int, Int) in
-                let written = state.write(hashed, value, cost: cost, expiresAt: expires, lookedUp: lookedUp)
+                let written = state.write(hashed, value, cost: cost, expiresAt: expires, expiresAtMost: expiresAtMost,
+                                          lookedUp: lookedUp)
                 give(written.node, hash: hashed.hash, of: &state, to: &policy)
                 return (written.count, written.cost)
             }
@@ -115,7 +117,8 @@ extension MemoryCacheLevel {
         }
         if appliedNow == nil {
             let written = shard.state.withLock { state in
-                let written = state.write(hashed, value, cost: cost, expiresAt: expires, lookedUp: lookedUp)
+                let written = state.write(hashed, value, cost: cost, expiresAt: expires, expiresAtMost: expiresAtMost,
+                                          lookedUp: lookedUp)
                 return (count: written.count, cost: written.cost, node: written.node, token: state.nodes[Int(written.node)].stamp)
             }
             account(count: written.count, cost: written.cost)

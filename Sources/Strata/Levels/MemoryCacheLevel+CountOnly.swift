@@ -6,9 +6,10 @@ extension MemoryCacheLevel {
         countLimit: Int,
         policy: EvictionPolicy = .adaptive,
         defaultTTL: Duration? = nil,
+        slidingExpiry: Duration? = nil,
         clock: any CacheClock = SystemClock()
     ) {
         self.init(name: name, capacity: .max, countLimit: countLimit, policy: policy,
-                  defaultTTL: defaultTTL, clock: clock) { _ in 1 }
+                  defaultTTL: defaultTTL, slidingExpiry: slidingExpiry, clock: clock) { _ in 1 }
     }
 }

@@ -44,6 +44,8 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     @usableFromInline let padding2 = CacheLinePadding()
     @usableFromInline let costOf: @Sendable (Value) -> Int
     @usableFromInline let defaultTTL: Duration?
+    /// Sliding expiry in nanoseconds (0: off).
+    @usableFromInline let slidingNanoseconds: Int64
     /// The adaptive policy's state (unused under `.lru`). Lock order: this, `pendingWrites`, a shard.
     @usableFromInline let adaptive: Mutex<AdaptivePolicy>
     /// Some shard's read buffer is non-empty (`.adaptive`): writes skip scanning 16 empty ones.
@@ -82,9 +84,11 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         countLimit: Int? = nil,
         policy: EvictionPolicy = .adaptive,
         defaultTTL: Duration? = nil,
+        slidingExpiry: Duration? = nil,
         clock: any CacheClock = SystemClock(),
         cost: @escaping @Sendable (Value) -> Int
     ) {
+        precondition((slidingExpiry ?? .zero) >= .zero, "slidingExpiry must not be negative")
         precondition(capacity >= 0, "capacity must not be negative")
         precondition((countLimit ?? 0) >= 0, "countLimit must not be negative")
         self.name = name
@@ -95,6 +99,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         self.capacity = capacity
         self.countLimit = countLimit
         self.defaultTTL = defaultTTL
+        self.slidingNanoseconds = slidingExpiry.map { max(1, $0.nanoseconds) } ?? 0
         self.clock = clock
         self.costOf = cost
         self.shards = (0..<Self.shardCount).map { _ in LRUShard(keepsOrder: policy == .lru) }
@@ -147,8 +152,9 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         if isAdaptive { return adaptiveEntry(hashed, in: shard) }
         let (entry, expiredCost) = shard.state.withLock { state -> (CacheEntry<Value>?, Int?) in
             guard let i = state.find(hashed) else { return (nil, nil) }
-            let expiresAt = state.nodes[Int(i)].expiresAt
-            if expiresAt != 0 && clock.now().nanosecondsSince1970 >= expiresAt {
+            var expiresAt = state.nodes[Int(i)].expiresAt
+            if expiresAt != 0 { expiresAt = slidExpiry(of: i, expiresAt: expiresAt, in: &state) }
+            if expiresAt < 0 {
                 let cost = state.removeNode(i)
                 shard.publishTail(&state)
                 return (nil, cost)
@@ -218,18 +224,18 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         let (countDelta, costDelta) = withShard(for: hashed) { shard in shard.state.withLock { state -> (Int, Int) in
             state.applyReads()
             let stamp = state.nextStamp()
-            // 0 means "never"; a deadline at or before 1970 is already past.
-            let expires = deadline.map { max($0.nanosecondsSince1970, 1) } ?? 0
+            let (expires, expiresAtMost) = storedExpiry(deadline)
             if let i = state.find(hashed) {
                 let delta = cost - state.nodes[Int(i)].cost
                 state.nodes[Int(i)].value = value
                 state.nodes[Int(i)].cost = cost
                 state.nodes[Int(i)].expiresAt = expires
+                state.nodes[Int(i)].expiresAtMost = expiresAtMost
                 state.touch(i, stamp: stamp)
                 shard.publishTail(&state)
                 return (0, delta)
             }
-            state.insert(LRUNode(key: hashed, value: value, cost: cost, expiresAt: expires, stamp: stamp))
+            state.insert(LRUNode(key: hashed, value: value, cost: cost, expiresAt: expires, expiresAtMost: expiresAtMost, stamp: stamp))
             shard.publishTail(&state)
             return (1, cost)
         } }
@@ -525,10 +531,11 @@ extension MemoryCacheLevel where Value: CacheCost {
         countLimit: Int? = nil,
         policy: EvictionPolicy = .adaptive,
         defaultTTL: Duration? = nil,
+        slidingExpiry: Duration? = nil,
         clock: any CacheClock = SystemClock()
     ) {
         self.init(name: name, capacity: capacity, countLimit: countLimit, policy: policy,
-                  defaultTTL: defaultTTL, clock: clock) {
+                  defaultTTL: defaultTTL, slidingExpiry: slidingExpiry, clock: clock) {
             $0.cacheCost
         }
     }

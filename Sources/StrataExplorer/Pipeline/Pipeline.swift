@@ -188,10 +188,11 @@ public final class Pipeline: Sendable {
         switch spec.kind {
         case .memory(let capacity, let countLimit):
             let memory = MemoryCacheLevel<String, Data>(name: spec.name, capacity: capacity, countLimit: countLimit,
-                                                         policy: spec.policy ?? spec.kind.defaultPolicy ?? .adaptive, defaultTTL: spec.ttl)
+                                                         policy: spec.policy ?? spec.kind.defaultPolicy ?? .adaptive, defaultTTL: spec.ttl,
+                                                         slidingExpiry: spec.sliding)
             var live = finish(spec, memory, toggle: toggle, entries: { memory.count }, bytes: { memory.totalCost },
                               capacity: capacity, countLimit: countLimit)
-            if spec.ttl != nil { live.removeExpired = { await memory.removeExpired() } }
+            if spec.ttl != nil || spec.sliding != nil { live.removeExpired = { await memory.removeExpired() } }
             live.holds = { memory.contains($0) }
             if memory.policy == .adaptive {
                 live.liveConfiguration = { policySummary(window: memory.windowShare, declined: memory.admissionsRejected) }

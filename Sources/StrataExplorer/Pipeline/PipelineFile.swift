@@ -22,7 +22,7 @@ public struct PipelineFileError: Error, Equatable, CustomStringConvertible {
 /// Reads pipeline files (YAML). See `Examples/pipeline.yaml` and the README.
 public enum PipelineFile {
     static let levelFields: [String: Set<String>] = [
-        "memory": ["capacity", "count", "policy"],
+        "memory": ["capacity", "count", "policy", "sliding"],
         "disk": ["path", "capacity", "policy"],
         "origin": ["latency", "jitter", "failure-rate", "value-size"],
         "http": ["base-url", "timeout"],
@@ -282,7 +282,7 @@ public enum PipelineFile {
             throw PipelineFileError(file: file, line: fields["name"]?.mark?.line, field: "\(path).name",
                                     message: "a level name is one word of printable text, got \"\(printable(name))\"")
         }
-        return LevelSpec(
+        var spec = LevelSpec(
             name: name ?? (index == 0 ? "L1" : "\(kind)\(index + 1)"),
             kind: levelKind,
             ttl: try duration("ttl"),
@@ -292,6 +292,8 @@ public enum PipelineFile {
             policy: policy,
             line: node.mark?.line
         )
+        spec.sliding = try duration("sliding")
+        return spec
     }
 
     /// A YAML null: a plain `~`, `null` or empty scalar (quoted `"~"` is text).

@@ -72,6 +72,8 @@ public struct LevelSpec: Equatable, Sendable {
     public var name: String
     public var kind: Kind
     public var ttl: Duration?
+    /// A memory level's sliding expiry: an entry unread this long expires.
+    public var sliding: Duration?
     public var pooled = false
     public var capRequests: Int?
     /// The name of the toggle that switches this level on and off.
@@ -101,6 +103,7 @@ public struct LevelSpec: Equatable, Sendable {
         if pooled { parts.append("pooled") }
         if let capRequests { parts.append("cap \(capRequests)") }
         if let ttl { parts.append("ttl \(Units.format(ttl))") }
+        if let sliding { parts.append("sliding \(Units.format(sliding))") }
         if let condition { parts.append("cond:\(condition)") }
         return parts.joined(separator: " · ")
     }

@@ -1,0 +1,60 @@
+import Foundation
+import Strata
+@testable import StrataExplorer
+import Testing
+
+/// `sliding:` on a memory level in a pipeline file: parsed, named in the
+/// summary, given to the level (an unread entry leaves the pane), refused on
+/// other kinds and for bad durations with file, line and field.
+@Suite struct PipelineSlidingExpirySpecTests {
+    static let file = """
+        levels:
+          - kind: memory
+            capacity: 64KiB
+            sliding: 200ms
+          - kind: origin
+            latency: 1ms
+        """
+
+    @Test func slidingIsParsedAndNamed() throws {
+        let spec = try PipelineFile.parse(Self.file, file: "sliding.yaml")
+        #expect(spec.levels[0].sliding == .milliseconds(200))
+        #expect(spec.levels[0].summary == "memory · adaptive · sliding 200ms")
+    }
+
+    /// The built level slides: an entry read within 200 ms stays, an unread
+    /// one expires (polled with a deadline: real time on a loaded machine).
+    @Test func theBuiltLevelExpiresUnreadEntries() async throws {
+        let model = ExplorerModel(pipeline: try Pipeline(try PipelineFile.parse(Self.file, file: "sliding.yaml")))
+        await model.withShutdown {
+            _ = await model.execute(.get(key: "k"))
+            await model.pipeline.cache.waitForPendingWrites()
+            let memory = model.pipeline.levels[0]
+            #expect(memory.holds?("k") == true)
+            let start = ContinuousClock.now
+            var gone = false
+            while ContinuousClock.now - start < .seconds(10) {
+                if memory.holds?("k") == false { gone = true; break }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(gone, "an entry unread for 10 s is still held with sliding: 200ms")
+        }
+    }
+
+    @Test(arguments: [
+        ("levels:\n  - kind: memory\n    capacity: 1K\n    sliding: soon\n", 4, "levels[0].sliding", "expected a duration"),
+        ("levels:\n  - kind: origin\n    sliding: 5s\n", 3, "levels[0].sliding", "unknown field"),
+    ])
+    func badSlidingNamesLineAndField(text: String, line: Int, field: String, message: String) {
+        do {
+            _ = try PipelineFile.parse(text, file: "bad.yaml")
+            Issue.record("expected an error")
+        } catch let error as PipelineFileError {
+            #expect(error.line == line)
+            #expect(error.field == field)
+            #expect(error.message.contains(message), "\(error)")
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+}
