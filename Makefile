@@ -1,7 +1,7 @@
 # The two quick-start commands: `make run` and `make test`.
 SWIFT ?= swift
 
-.PHONY: setup build run test callgrind-guard bench clean
+.PHONY: setup build run test callgrind-guard bench docs clean
 
 # Extra arguments for the explorer: make run ARGS="--config Examples/pipeline.yaml"
 ARGS ?=
@@ -24,6 +24,10 @@ test: setup
 # Instructions per get-hit under valgrind, against Tests/callgrind-budgets.txt.
 callgrind-guard: setup
 	@bash scripts/callgrind-guard.sh
+
+# DocC documentation of Strata and StrataRedis into .build/docs (scripts/docs.sh).
+docs: setup
+	@SWIFT=$(SWIFT) bash scripts/docs.sh
 
 bench: setup
 	$(SWIFT) run -c release strata-bench

@@ -31,6 +31,6 @@ extension CacheLevel {
 }
 
 extension CacheLevel where Key: Hashable {
-    /// Droste's name for ``pooled()``.
+    /// Droste's name for `pooled()`.
     public func reuseInFlight() -> PooledCache<Self> { PooledCache(self) }
 }

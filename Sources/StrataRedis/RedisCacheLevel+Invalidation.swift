@@ -16,12 +16,12 @@ extension RedisCacheLevel {
     ///   writes on that connection, so Redis does not report them back
     ///   (`NOLOOP`) and the composition that wrote keeps what it wrote. The
     ///   level reports each of its writes to its listeners itself, right after
-    ///   it (``CacheContext/isLocalWriteReport`` is true meanwhile): every
+    ///   it (`CacheContext.isLocalWriteReport` is true meanwhile): every
     ///   other composition over it in this process drops the key; the writing
-    ///   one skips it (``CacheWriteOrigin``). A back-fill into Redis is a
+    ///   one skips it (`CacheWriteOrigin`). A back-fill into Redis is a
     ///   script, and Redis counts a script's writes as the script's, not the
     ///   connection's: Redis reports those back, and the level recognises
-    ///   them (``RedisScriptEchoes``).
+    ///   them (`RedisScriptEchoes`).
     /// - When the connection drops (or misses a health-check `PING`),
     ///   `.contactLost` is published, since changes may be missed; it
     ///   reconnects with a backoff, subscribes again and publishes `.all`.

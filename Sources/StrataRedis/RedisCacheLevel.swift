@@ -3,7 +3,7 @@ import Strata
 import Synchronization
 
 /// A shared level on Redis: keys live under `prefix`, values go through a
-/// ``CacheCodec`` (the disk level's codecs), with an optional TTL per level
+/// `CacheCodec` (the disk level's codecs), with an optional TTL per level
 /// or per set.
 ///
 /// - The initialiser does not connect; a malformed URL throws
@@ -26,14 +26,14 @@ import Synchronization
 ///   `:` gets one (`app` is stored as `app:`); a prefix overlapping another
 ///   live level's on the same server throws. ``RedisKeyLayout/escaped``
 ///   stores `%` and `:` of keys as `%25` and `%3A` instead.
-/// - **Keeps the levels above coherent** (``addInvalidationListener(_:)``,
+/// - **Keeps the levels above coherent** (`subscribe(_:)`,
 ///   on unless `invalidatesLevelsAbove` is `false`): a change to one of its
 ///   keys in Redis, by any client, drops that key from every level above it
 ///   in every composition that holds it.
 /// - **Leases** (`leases: true`, off by default): a miss leaves a lease in
 ///   the key, so that a writer that is not Strata and deletes the key after
 ///   changing the origin (`DEL`, cache-aside) ends it, and the back-fill of
-///   the origin's older answer is declined (see ``RedisLease``). Every
+///   the origin's older answer is declined (see `RedisLease`). Every
 ///   process on the prefix must use them: a reader without leases would read
 ///   a lease as a value (with the `.data` codec) or as a miss.
 public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: ExpirableCacheLevel {
@@ -66,7 +66,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// What reads that missed left for their back-fills: the server's time
     /// and, with leases, the lease (``RedisMissBook``).
     let missBook = RedisMissBook()
-    /// Whether a miss leaves a lease in the key (see ``RedisLease``).
+    /// Whether a miss leaves a lease in the key (see `RedisLease`).
     public let leases: Bool
 
     /// Keys per `MGET` in ``entries(forKeys:maxConcurrency:)``.
@@ -75,15 +75,22 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// - Parameters:
     ///   - invalidatesLevelsAbove: when a composition puts levels above this
     ///     one, keep them coherent with Redis through a dedicated RESP3
-    ///     connection with `CLIENT TRACKING` (see ``addInvalidationListener(_:)``).
+    ///     connection with `CLIENT TRACKING` (see `subscribe(_:)`).
     ///   - leases: a miss leaves a lease in the key, which a back-fill must
-    ///     find there (see ``RedisLease``): for writers that are not
+    ///     find there (see `RedisLease`): for writers that are not
     ///     Strata and delete keys. Every process on the prefix must agree.
     ///   - keyLayout: how keys are named after the prefix (``RedisKeyLayout``).
-    ///   - connections: the pool's size; `connectTimeout`: how long a connect may take.
+    ///   - connections: the pool's size.
+    ///   - connectTimeout: how long a connect may take.
     ///   - outageBacklog: writes (newest per key) kept while Redis cannot be
     ///     reached, and replayed once it can, instead of failing; 0: off
     ///     (see ``writesAwaitingReplay``).
+    ///   - url: `redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS.
+    ///   - prefix: the level's keys are `prefix + key` (a `:` is appended unless it ends in one).
+    ///   - codec: how values become bytes in Redis.
+    ///   - defaultTTL: how long a set keeps its value when it gives no deadline (`nil`: until removed).
+    ///   - commandTimeout: how long a command may wait for its reply.
+    ///   - name: the level's name in errors, logs and statistics.
     public convenience init(url: String, prefix: String, codec: CacheCodec<Value>, defaultTTL: Duration? = nil,
                             connections: Int = 2, commandTimeout: Duration = .seconds(2), connectTimeout: Duration = .seconds(1),
                             name: String = "redis", invalidatesLevelsAbove: Bool = true, leases: Bool = false,
@@ -457,7 +464,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     }
 
     /// A back-fill is `SET NX`: a key present now was written since the
-    /// read missed here, so it is newer and kept (``BackfillDeclined``); so
+    /// read missed here, so it is newer and kept (`BackfillDeclined`); so
     /// is one a remove's tombstone covers, or, with leases, one whose lease
     /// the read did not leave (see the notes in the body).
     public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {

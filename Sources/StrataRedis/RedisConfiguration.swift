@@ -50,7 +50,13 @@ public struct RedisConfiguration: Sendable, Equatable {
     }
 
     /// Parses `url` (see the type's documentation).
-    /// - Parameter tls: TLS settings. `rediss://` without them uses ``RedisTLS/init(caCertificateFile:certificateFile:privateKeyFile:serverName:verifiesServerName:)``'s
+    /// - Parameters:
+    ///   - url: `redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS.
+    ///   - connections: the pool's size.
+    ///   - commandTimeout: how long a command may wait for its reply.
+    ///   - connectTimeout: how long a connect may take.
+    ///   - replyLimits: the largest replies accepted (``RESPLimits``).
+    ///   - tls: TLS settings. `rediss://` without them uses ``RedisTLS/init(caCertificateFile:certificateFile:privateKeyFile:serverName:verifiesServerName:)``'s
     ///   defaults; given with `redis://`, they turn TLS on all the same.
     public init(url: String, connections: Int = 2, commandTimeout: Duration = .seconds(2),
                 connectTimeout: Duration = .seconds(1), replyLimits: RESPLimits = .default, tls: RedisTLS? = nil) throws {

@@ -1,7 +1,7 @@
 import Foundation
 import Strata
 
-/// A key that can be rebuilt from its ``CacheKeyConvertible/cacheKeyBytes``,
+/// A key that can be rebuilt from its `cacheKeyBytes` (`CacheKeyConvertible`),
 /// so that a ``RedisCacheLevel`` can name the key of an invalidation it hears
 /// from Redis. `String`, the integers, `UUID`, `URL` and `Data` conform, and a
 /// raw-value, string-convertible or `Codable` key conforms in one line; for a key

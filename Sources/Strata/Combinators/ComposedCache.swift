@@ -6,7 +6,7 @@
 ///   fresh TTL); a failed back-fill is logged and counted (``backfillFailures``,
 ///   instrumented levels), never failing the get. All levels missing throws
 ///   ``FetchError/valueNotInCache``; errors with no value, ``LevelsFailedError``.
-/// - **Back-fills never undo writes** (``WriteOrder``): one a write got ahead
+/// - **Back-fills never undo writes** (`WriteOrder`): one a write got ahead
 ///   of is dropped (``backfillsSkipped``).
 /// - Set and remove run on both levels concurrently, failures throwing
 ///   ``LevelsFailedError``; clear and memory warnings reach both. **A level whose set failed
@@ -14,7 +14,7 @@
 /// - **Invalidations from below drop what is above** (``invalidationsApplied``);
 ///   changes reported by `upper` drop back-fills into it begun before them.
 /// - Build a stack once and ask it per request: it keeps its levels coherent
-///   while it lives (``StackCoordinator``'s design note says how).
+///   while it lives (`StackCoordinator`'s design note says how).
 public struct ComposedCache<Upper: CacheLevel, Lower: CacheLevel>: CacheLevel
 where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     public typealias Key = Upper.Key

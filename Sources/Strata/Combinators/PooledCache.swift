@@ -9,7 +9,7 @@ import Synchronization
 ///   keep waiting. The shared work is cancelled only when every waiter has gone.
 /// - A finished (or cancelled) read is never reused: the next get starts a
 ///   fresh execution.
-/// - **Writes end sharing**, as in ``ReadFlights``: a set, back-fill, remove,
+/// - **Writes end sharing**, as in `ReadFlights`: a set, back-fill, remove,
 ///   clear or memory warning through this level detaches the reads in flight
 ///   for the key (all keys, for clear) when it starts and when it ends; so do
 ///   a change the inner level reports (before the levels above hear of it)

@@ -2,7 +2,7 @@
 /// transformations, on the way in (set). Both closures receive the key.
 ///
 /// Backs ``CacheLevel/transformValues(_:)``, ``CacheLevel/mapValues(_:inverse:)``,
-/// ``CacheLevel/postProcess(_:)``, ``CacheLevel/conditionedPostProcess(_:)`` and
+/// `postProcess(_:)`, ``CacheLevel/conditionedPostProcess(_:)`` and
 /// ``CacheLevel/conditionedValueTransformation(_:)``. A transformation that
 /// declines with a ``FetchError`` (a conditioned transformer) is a skip: on a
 /// get, a miss; on a set, the level keeps no value for the key (its old one is
@@ -114,14 +114,14 @@ extension CacheLevel {
         )
     }
 
-    /// Closure form of ``postProcess(_:)-(OneWayTransformer)``.
+    /// Closure form of `postProcess(_:)` with a ``OneWayTransformer``.
     public func postProcess(
         _ transform: @escaping @Sendable (Value) async throws -> Value
     ) -> ValueTransformedCache<Self, Value> {
         postProcess(OneWayTransformationBox(transform: transform))
     }
 
-    /// Like ``postProcess(_:)-(OneWayTransformer)`` but the transformer also sees the key.
+    /// Like `postProcess(_:)` with a ``OneWayTransformer``, but the transformer also sees the key.
     public func conditionedPostProcess<T: ConditionedOneWayTransformer>(
         _ transformer: T
     ) -> ValueTransformedCache<Self, Value>

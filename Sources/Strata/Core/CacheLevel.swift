@@ -71,7 +71,7 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// Drops what a change made elsewhere names (the key, or everything):
     /// a composition calls it on its upper level when its lower level
     /// reports such a change. Not a user's remove: an instrumented level
-    /// counts it as an invalidation. Default: ``remove(_:)`` or ``clear()``.
+    /// counts it as an invalidation. Default: ``CacheLevel/remove(_:)`` or ``CacheLevel/clear()``.
     func invalidate(_ invalidation: CacheInvalidation<Key>) async throws
 
     /// Releases what can be rebuilt (memory levels empty themselves).
@@ -110,11 +110,11 @@ public protocol CacheLevel<Key, Value>: Sendable {
 
     /// Reads that answer a hit without suspending, when this level has them
     /// (a ``MemoryCacheLevel``, a composition whose top level is one); `nil`
-    /// otherwise. ``normalize()`` takes them once, so an erased hit costs a
+    /// otherwise. ``CacheLevel/normalize()`` takes them once, so an erased hit costs a
     /// plain closure call instead of an `async` one. Default: `nil`.
     var synchronousRead: SynchronousRead<Key, Value>? { get }
 
-    /// ``synchronousRead``'s value read, without building it: ``get(_:)`` asks
+    /// ``CacheLevel/synchronousRead``'s value read, without building it: ``CacheLevel/get(_:)`` asks
     /// it first when it runs without the level's concrete type (`any CacheLevel`,
     /// an unspecialised generic caller). Default: `nil` ("not answered here").
     func synchronousValue(forKey key: Key) -> Value?

@@ -21,7 +21,7 @@ extension CacheContext {
     @TaskLocal static var report: CacheWriteOrigin?
 
     /// Whether the invalidation being delivered reports a write made in this
-    /// process through the level (``reportingLocalWrite(by:_:)``), not a
+    /// process through the level (`reportingLocalWrite(by:_:)`), not a
     /// change another client made.
     public static var isLocalWriteReport: Bool { report != nil }
 

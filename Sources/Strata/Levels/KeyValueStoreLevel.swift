@@ -14,7 +14,7 @@ import Darwin
 ///
 /// - **Processes (and levels on one domain) agree**: each operation reloads if
 ///   the file's identity (inode, size, mtime) changed (the version read is held
-///   open so no later one gets its inode: ``OpenFileVersion``); writes hold an
+///   open so no later one gets its inode: `OpenFileVersion`); writes hold an
 ///   `flock` on the directory and change the latest file: no update is lost.
 /// - Every write rewrites the file durably (temporary file, fsync, rename,
 ///   directory fsync): for small domains (settings, tokens, feature data),
@@ -52,6 +52,9 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
     /// - Parameters:
     ///   - name: the domain; also the file name.
     ///   - directory: default `$XDG_CACHE_HOME/strata`; created 0700 if missing.
+    ///   - codec: how values become bytes in the file.
+    ///   - defaultTTL: how long a set keeps its value when it gives no deadline (`nil`: until removed).
+    ///   - clock: where expiry reads the time (a ``TestClock`` in tests).
     public init(name: String, directory: URL? = nil, codec: CacheCodec<Value>, defaultTTL: Duration? = nil,
                 clock: any CacheClock = SystemClock()) throws {
         let directory = directory ?? DiskCacheLevel<String, Data>.defaultDirectory(name: "kv").deletingLastPathComponent()

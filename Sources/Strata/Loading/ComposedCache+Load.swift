@@ -128,7 +128,7 @@ extension ComposedCache where Key: Hashable {
     /// call of `load` finds (asked only for the keys no level has), kept
     /// `ttl` (plus up to `jitter`, per key) in every level. Keys `load` leaves out are absent from the
     /// answer and not remembered. Concurrent calls do not share loads
-    /// (``get(_:ttl:load:)`` does).
+    /// (``get(_:ttl:jitter:load:)`` does).
     public func getAll(_ keys: [Key], ttl: Duration?, jitter: Duration = .zero,
                        load: @escaping @Sendable ([Key]) async throws -> [Key: Value]) async throws -> [Key: Value] {
         var seen = Set<Key>()

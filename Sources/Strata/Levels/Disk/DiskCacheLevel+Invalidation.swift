@@ -23,7 +23,7 @@ extension DiskCacheLevel {
     /// reports changes (`disk + redis`) is gone: nothing tells this level of
     /// those changes any more. Every entry written until now reads as a miss
     /// from now on, here and in every disk level opened on the directory
-    /// later (the mark is kept in it, ``coherenceMarkName``). The files stay:
+    /// later (the mark is kept in it, `coherenceMarkName`). The files stay:
     /// levels already open elsewhere may be kept coherent by stacks of their
     /// own, and a back-fill replaces them.
     public func lostCoherence() {

@@ -14,7 +14,7 @@ extension DiskCacheLevel {
     /// Stores `value` for `key`, replacing the entry there.
     ///
     /// This process's listeners hear it here (the watch misses own writes): a
-    /// stored set reports the key once, with the write's ``CacheWriteOrigin``.
+    /// stored set reports the key once, with the write's `CacheWriteOrigin`.
     /// A failed set (encoding, over capacity, disk full, directory not writable)
     /// first deletes the entry it would replace (no older value stays readable),
     /// then reports the key once to every listener (empty origin: compositions it
@@ -157,7 +157,7 @@ extension DiskCacheLevel {
     /// Deletes `key`'s entry.
     ///
     /// Always reported to this process's listeners (with the write's
-    /// ``CacheWriteOrigin``): when deleted; when absent (a level above elsewhere
+    /// `CacheWriteOrigin`): when deleted; when absent (a level above elsewhere
     /// may hold a value read before this level evicted it); and when it cannot
     /// be deleted (`EACCES`, read-only filesystem; also throws
     /// ``DiskCacheError/writeFailed(path:errno:)``): after a set failed here the

@@ -292,11 +292,13 @@ public struct HTTPFetcher<Key: HTTPRequestConvertible>: Fetcher {
     public let name: String
 
     /// - Parameters:
+    ///   - name: the level's name in errors, logs and statistics.
     ///   - session: its `configuration` (cookies, cache, headers, protocol
     ///     classes…) makes the fetcher's own session; its delegate is not called.
     ///   - timeout: per request, unless the request sets its own; it bounds the
     ///     whole request, not only idle time (a trickling server fails with
     ///     ``NetworkFetcherError/transport(url:code:message:)``, `NSURLErrorTimedOut`).
+    ///   - missStatusCodes: the statuses that are a miss (`nil`), not a failure.
     ///   - maxResponseSize: the largest body accepted, in bytes (see above).
     public init(name: String = "network", session: URLSession = .shared, timeout: Duration = .seconds(30),
                 missStatusCodes: Set<Int> = [404, 410], maxResponseSize: Int = 64 << 20) {
