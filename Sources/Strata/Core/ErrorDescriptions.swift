@@ -1,0 +1,42 @@
+// What the errors without a message of their own say when printed: words
+// naming what went wrong, never Swift's default dump of the case.
+
+extension FetchError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .valueNotInCache: "no level had a value for the key"
+        case .conditionNotSatisfied: "a condition declined the value"
+        }
+    }
+}
+
+extension BatchError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .countMismatch(let values, let keys): "a batch set got \(values) values for \(keys) keys"
+        }
+    }
+}
+
+extension MemoryCacheError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .valueTooLarge(let cost, let capacity):
+            "the value (cost \(cost)) is larger than the memory level's whole capacity (\(capacity)); not stored"
+        case .negativeCost(let cost): "the cost closure returned \(cost) (negative); not stored"
+        }
+    }
+}
+
+extension ImageTransformerError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .notAnImage: "the bytes are not a PNG, JPEG, GIF or WebP image"
+        case .truncated(let format): "the \(format.rawValue.uppercased()) image is truncated"
+        }
+    }
+}
+
+extension BackfillDeclined: CustomStringConvertible {
+    public var description: String { "back-fill declined: the level holds a value written since the read began" }
+}
