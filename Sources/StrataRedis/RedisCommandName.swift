@@ -16,6 +16,7 @@ enum RedisCommandName {
     static let px = Array("PX".utf8)
     static let scan = Array("SCAN".utf8)
     static let set = Array("SET".utf8)
+    static let strlen = Array("STRLEN".utf8)
     static let time = Array("TIME".utf8)
     static let unlink = Array("UNLINK".utf8)
 }

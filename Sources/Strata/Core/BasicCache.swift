@@ -35,6 +35,8 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     @usableFromInline let levelCountersClosure: (@Sendable () -> [String: Int])?
     /// The statistics of the instrumented levels inside the erased level (``CacheLevel/levelStatistics``).
     @usableFromInline let statisticsClosure: (@Sendable () -> [LevelStatistics])?
+    /// The erased level's ``LevelInspector`` (as `Any`: the type is the package's own).
+    @usableFromInline let inspectorClosure: (@Sendable () -> Any?)?
     /// The erased level's ``CacheLevel/sharesReadsInFlight``.
     public let sharesReadsInFlight: Bool
     /// The erased level's ``CacheLevel/endSharingReads(_:)`` (only for one that shares reads).
@@ -84,8 +86,10 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
          invalidate: (@Sendable (CacheInvalidation<Key>) async throws -> Void)? = nil,
          lostCoherence: (@Sendable () -> Void)? = nil,
          backfill: (@Sendable (Backfill<Value>, Key) async throws -> Void)? = nil,
-         statistics: (@Sendable () -> [LevelStatistics])? = nil) {
+         statistics: (@Sendable () -> [LevelStatistics])? = nil,
+         inspector: (@Sendable () -> Any?)? = nil) {
         self.statisticsClosure = statistics
+        self.inspectorClosure = inspector
         self.backfillClosure = backfill
         self.lostCoherenceClosure = lostCoherence
         self.name = name
@@ -157,6 +161,11 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     public func lostCoherence() { lostCoherenceClosure?() }
 }
 
+extension BasicCache: InspectableLevel {
+    /// The inspector of the level it erases, if that one has one.
+    package var inspector: LevelInspector<Key, Value>? { inspectorClosure?() as? LevelInspector<Key, Value> }
+}
+
 extension BasicCache: LevelCounterReporting {
     /// The counters of the level it erases (empty when that level keeps none).
     public var levelCounters: [String: Int] { levelCountersClosure?() ?? [:] }
@@ -225,7 +234,8 @@ extension CacheLevel {
             invalidate: { try await self.invalidate($0) },
             lostCoherence: { self.lostCoherence() },
             backfill: { try await self.backfill($0, forKey: $1) },
-            statistics: { statisticsInside(self) }
+            statistics: { statisticsInside(self) },
+            inspector: { erasedInspectorInside(self) }
         )
     }
 }

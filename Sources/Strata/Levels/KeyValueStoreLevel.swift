@@ -27,7 +27,7 @@ import Darwin
 ///   that is not a domain is moved aside to `<name>.plist.corrupt-<seconds>[-n]`
 ///   (never overwriting another) and the domain starts empty.
 public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>: ExpirableCacheLevel {
-    struct Entry: Codable, Equatable {
+    struct Entry: Codable, Equatable, Sendable {
         var value: Data
         var expiresAt: Int64?
 
@@ -72,7 +72,7 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
     static func storageKey(_ key: Key) -> String { Data(key.cacheKeyBytes).base64EncodedString() }
 
     /// The domain: the soft copy if the file is unchanged, else read (failures not cached).
-    private func domain() throws -> [String: Entry] {
+    func domain() throws -> [String: Entry] {
         let identity = FileIO.identity(file.path)
         if let copy = soft.withLock({ $0 }), copy.identity == identity { return copy.entries }
         // Opened before reading: a change meanwhile shows as a new identity.

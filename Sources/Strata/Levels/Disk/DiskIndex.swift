@@ -72,6 +72,12 @@ struct DiskIndex: Sendable {
         adaptive?.removeAll()
     }
 
+    /// Up to `limit` entries with the adaptive sketch's frequency estimate
+    /// of each (`nil` under LRU), in no promised order (the key inspector).
+    func listing(limit: Int) -> [(id: EntryID, entry: DiskIndexEntry, frequency: Int?)] {
+        positions.prefix(max(0, limit)).map { id, i in (id, nodes[Int(i)].entry, adaptive?.sketch.frequency(id.hashValue)) }
+    }
+
     /// The entry for `id`, if known.
     func find(_ id: EntryID) -> DiskIndexEntry? {
         positions[id].map { nodes[Int($0)].entry }
