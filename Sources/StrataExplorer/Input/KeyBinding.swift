@@ -16,6 +16,16 @@ public struct KeyBinding: Sendable {
         case zoom, compact, filter, clearFocused, detail, back
         /// Documented here, handled by the line being edited (editing keys).
         case lineEditing
+        /// Documented here, handled by the key inspector (``InspectorInput``).
+        case inspector
+
+        /// Whether the binding also works while the key inspector is open.
+        var worksOverInspector: Bool {
+            switch self {
+            case .open(""), .help, .faster, .slower, .cycleTheme, .redraw, .run(.pause): true
+            default: false
+            }
+        }
     }
 
     /// The keys as shown (help, docs/explorer.md): `["Tab", "S-Tab"]`.
@@ -47,17 +57,21 @@ public struct KeyBinding: Sendable {
         KeyBinding(["Tab", "S-Tab"], "focus the next / previous pane", footer: ("Tab", "focus"),
                    triggers: [.tab], .focusNext),
         KeyBinding([], "", triggers: [.backTab], .focusPrevious),
-        KeyBinding(["j", "↓"], "next pane down; in the log, an older event", triggers: chars("j") + [.down], .down),
-        KeyBinding(["k", "↑"], "next pane up; in the log, a newer event", triggers: chars("k") + [.up], .up),
+        KeyBinding(["j", "↓"], "next pane down; log: older event; inspector: next key", triggers: chars("j") + [.down], .down),
+        KeyBinding(["k", "↑"], "next pane up; log: newer event; inspector: previous key", triggers: chars("k") + [.up], .up),
         KeyBinding(["PgDn", "PgUp"], "scroll the event log (it takes the focus)", triggers: [.pageDown], .pageDown),
         KeyBinding([], "", triggers: [.pageUp], .pageUp),
         KeyBinding(["Home"], "the newest event (the log focused)", triggers: [.home], .newest),
         KeyBinding(["z"], "zoom the focused pane (z or Esc again: back)", triggers: chars("z"), .zoom),
         KeyBinding(["v"], "one line per level (deep pipelines) or a pane each", triggers: chars("v"), .compact),
-        KeyBinding(["/"], "filter the event log (Esc clears the filter)", footer: ("/", "filter"),
+        KeyBinding(["/"], "filter the log, or the inspector's keys (Esc clears)", footer: ("/", "filter"),
                    triggers: chars("/"), .filter),
-        KeyBinding(["Enter"], "the selected event in full (the log focused)", triggers: [.enter], .detail),
-        KeyBinding(["Esc"], "leave the zoom, then clear the filter", triggers: [.escape], .back),
+        KeyBinding(["Enter"], "event in full (log), key inspector (level), value (key)",
+                   triggers: [.enter], .detail),
+        KeyBinding(["s", "S"], "in the inspector: next sort column, reverse the order",
+                   triggers: [], .inspector),
+        KeyBinding(["Esc"], "back: preview, filter, inspector, zoom, then log filter",
+                   triggers: [.escape], .back),
         KeyBinding(["g"], "get a key (:get )", footer: ("g", "get"), triggers: chars("g"), .open("get ")),
         KeyBinding(["s"], "set a key (:set )", footer: ("s", "set"), triggers: chars("s"), .open("set ")),
         KeyBinding(["d"], "remove a key (:rm )", triggers: chars("d"), .open("rm ")),

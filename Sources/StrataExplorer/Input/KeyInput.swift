@@ -19,6 +19,11 @@ public enum InputAction: Equatable, Sendable {
     case error(String)
     /// A message that is not an error (the candidates of a Tab completion).
     case hint(String)
+    /// The key inspector opened on a level (index) or closed (`nil`).
+    case inspect(level: Int?)
+    /// Peek at the inspector's selected key (its preview opened).
+    case previewSelectedKey
+    case closePreview
 }
 
 /// Normal-mode keys and the `:` command line with history. Pure: the app
@@ -48,6 +53,8 @@ public struct InputController: Equatable, Sendable {
     public private(set) var showDetail = false
     /// A command waiting for `y` (clearing every level).
     public private(set) var pendingConfirmation: Command?
+    /// The key inspector, while it is open (Enter on a level).
+    public private(set) var inspector: InspectorInput?
 
     /// Events a page key moves the selection by.
     public static let eventPage = 10
@@ -90,8 +97,35 @@ public struct InputController: Equatable, Sendable {
             }
             return []
         }
+        if inspector != nil { return handleInInspector(key) }
         guard let binding = KeyBinding.binding(for: key) else { return [] }
         return perform(binding.action, key: key)
+    }
+
+    /// A key while the inspector is open: its own keys first, then the
+    /// bindings that make sense over it (`:`, help, pause, refresh, theme).
+    private mutating func handleInInspector(_ key: KeyPress) -> [InputAction] {
+        guard var state = inspector else { return [] }
+        let outcome = state.handle(key)
+        inspector = state
+        switch outcome {
+        case .handled(let actions): return actions
+        case .close:
+            inspector = nil
+            return [.inspect(level: nil)]
+        case .unhandled:
+            guard let binding = KeyBinding.binding(for: key), binding.action.worksOverInspector else { return [] }
+            return perform(binding.action, key: key)
+        }
+    }
+
+    /// Closes the inspector's preview (there was no key to show).
+    public mutating func closeInspectorPreview() { inspector?.preview = false }
+
+    /// Keeps the inspector's selection within the `count` keys shown.
+    public mutating func clampInspectorSelection(to count: Int) {
+        guard let selection = inspector?.selection else { return }
+        inspector?.selection = min(max(0, selection), max(0, count - 1))
     }
 
     /// Carries out a normal-mode binding (``KeyBinding/table``).
@@ -143,7 +177,13 @@ public struct InputController: Equatable, Sendable {
             focus = .events
             eventSelection = max(0, eventSelection - Self.eventPage)
         case .newest: if focus == .events { eventSelection = 0 }
-        case .detail: if focus == .events { showDetail = true }
+        case .detail:
+            if focus == .events {
+                showDetail = true
+            } else if case .level(let index) = focus, index < levels {
+                inspector = InspectorInput(level: index)
+                return [.inspect(level: index)]
+            }
         case .zoom: if focus != nil { zoomed.toggle() }
         case .compact: compact.toggle()
         case .filter:
@@ -156,7 +196,7 @@ public struct InputController: Equatable, Sendable {
                 eventFilter = nil
                 eventSelection = 0
             }
-        case .lineEditing: break
+        case .lineEditing, .inspector: break
         }
         return []
     }
@@ -164,14 +204,14 @@ public struct InputController: Equatable, Sendable {
     /// A mouse press on `target` (the app finds the pane under the pointer):
     /// focuses it. Ignored while a line, the help or a detail is open.
     public mutating func click(_ target: Focus) {
-        guard line == nil, filterLine == nil, !showHelp, !showDetail else { return }
+        guard line == nil, filterLine == nil, !showHelp, !showDetail, inspector == nil else { return }
         focus = target
     }
 
     /// The mouse wheel: the event log takes the focus and scrolls (`by`
     /// events, positive towards older ones).
     public mutating func scrollEvents(by count: Int) {
-        guard line == nil, filterLine == nil, !showHelp, !showDetail else { return }
+        guard line == nil, filterLine == nil, !showHelp, !showDetail, inspector == nil else { return }
         focus = .events
         eventSelection = max(0, eventSelection + count)
     }

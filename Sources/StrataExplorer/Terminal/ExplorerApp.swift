@@ -24,10 +24,13 @@ public final class ExplorerApp {
     var onExit: (@MainActor (Int32) -> Void)?
     /// Where the `:` history is kept across runs (nil: not kept).
     let historyFile: HistoryFile?
+    /// The key inspector's listings and previews.
+    let inspectorFeed: InspectorFeed
 
     public init(model: ExplorerModel, theme: Theme, themeDirectories: [String], hz: Int,
                 noColor: Bool, forceASCII: Bool, historyFile: HistoryFile? = nil, mouse: Bool = true) throws {
         self.model = model
+        self.inspectorFeed = InspectorFeed(pipeline: model.pipeline)
         self.historyFile = historyFile
         input = InputController(history: historyFile?.load() ?? [])
         input.completion = Completion(levels: model.pipeline.levels.map(\.spec.name),
@@ -106,7 +109,7 @@ public final class ExplorerApp {
     func paint() {
         let size = backend.size
         input.clampHelpScroll(to: Renderer.helpMaxScroll(height: size.height))
-        let state = Self.viewState(model: model, input: &input, hz: hz, theme: theme.name, height: size.height)
+        let state = Self.viewState(model: model, input: &input, hz: hz, theme: theme.name, height: size.height, feed: inspectorFeed)
         // The screen is a function of the state: an unchanged state (an idle
         // pipeline between its once-a-second rate updates) is not redrawn.
         if !forceRedraw, let last = lastFrame, last.state == state, last.width == size.width, last.height == size.height {
@@ -135,19 +138,37 @@ public final class ExplorerApp {
 
     /// What the screen shows, from the model and the input state (the event
     /// filter applied, the selection kept within the events shown).
-    static func viewState(model: ExplorerModel, input: inout InputController, hz: Int, theme: String, height: Int) -> ViewState {
+    static func viewState(model: ExplorerModel, input: inout InputController, hz: Int, theme: String, height: Int,
+                          feed: InspectorFeed? = nil) -> ViewState {
         let all = model.events
         let events = EventFilter.apply(input.eventFilter, to: all)
         input.clampEventSelection(to: events.count)
+        let inspector = feed.flatMap { inspectorView(feed: $0, model: model, input: &input) }
         return ViewState(
             title: model.pipeline.spec.name, panes: model.panes(), events: events, status: model.status,
             commandLine: input.commandLine, commandCursor: input.commandCursor, showHelp: input.showHelp,
             helpScroll: input.helpScroll, paused: model.isPaused, hz: hz, workload: model.workloadDescription, theme: theme,
             focus: input.focus, zoomed: input.zoomed, compact: input.compact, eventSelection: input.eventSelection, eventFilter: input.eventFilter,
-            eventTotal: all.count, filterLine: input.filterLine?.text, filterCursor: input.filterLine?.charactersAfterCursor ?? 0,
+            eventTotal: all.count, filterLine: input.filterLine?.text ?? input.inspector?.filterLine?.text,
+            filterCursor: (input.filterLine ?? input.inspector?.filterLine)?.charactersAfterCursor ?? 0,
             detail: input.showDetail && input.eventSelection < events.count ? events[input.eventSelection] : nil,
-            resilience: model.resilienceSummary
+            resilience: model.resilienceSummary, inspector: inspector
         )
+    }
+
+    /// The inspector's frame: the level's last listing, filtered and sorted
+    /// as the input says, the selection kept within it.
+    static func inspectorView(feed: InspectorFeed, model: ExplorerModel, input: inout InputController) -> InspectorView? {
+        guard let inspecting = input.inspector, inspecting.level < model.pipeline.levels.count else { return nil }
+        let listing = feed.listing(level: inspecting.level)
+        let rows = InspectorView.arrange(listing?.keys ?? [], filter: inspecting.filter, sort: inspecting.sort,
+                                         descending: inspecting.descending)
+        input.clampInspectorSelection(to: rows.count)
+        return InspectorView(
+            level: model.pipeline.levels[inspecting.level].spec.name, rows: rows, listed: listing?.keys.count ?? 0,
+            hot: listing?.hot ?? [], sort: inspecting.sort, descending: inspecting.descending, filter: inspecting.filter,
+            selection: input.inspector?.selection ?? 0, loading: listing == nil, error: listing?.error,
+            preview: inspecting.preview ? feed.preview : nil)
     }
 
     func perform(_ action: InputAction) {
@@ -169,6 +190,19 @@ public final class ExplorerApp {
         case .redraw: forceRedraw = true
         case .error(let message): model.setStatus(CommandOutcome(message, isError: true))
         case .hint(let message): model.setStatus(CommandOutcome(message))
+        case .inspect: inspectorFeed.close()
+        case .previewSelectedKey:
+            guard let inspecting = input.inspector, let listing = inspectorFeed.listing(level: inspecting.level) else {
+                input.closeInspectorPreview()
+                return
+            }
+            let rows = InspectorView.arrange(listing.keys, filter: inspecting.filter, sort: inspecting.sort, descending: inspecting.descending)
+            guard inspecting.selection < rows.count else {
+                input.closeInspectorPreview()
+                return
+            }
+            inspectorFeed.requestPreview(key: rows[inspecting.selection].key, level: inspecting.level)
+        case .closePreview: inspectorFeed.closePreview()
         }
     }
 

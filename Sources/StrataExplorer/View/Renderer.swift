@@ -37,6 +37,14 @@ public struct Renderer: Sendable {
         let middleTop = 1, middleBottom = height - 2  // exclusive
         var y = middleTop
         let zoomedLevel: Int? = if state.zoomed, case .level(let index) = state.focus, index < state.panes.count { index } else { nil }
+        if let inspector = state.inspector {
+            drawInspector(inspector, y: y, height: middleBottom - y, into: &buffer)
+            drawStatus(state, y: height - 2, into: &buffer)
+            drawFooter(y: height - 1, hints: KeyHelp.inspectorFooter, into: &buffer)
+            if let preview = inspector.preview { drawPreview(preview, into: &buffer) }
+            if state.showHelp { drawHelp(scroll: state.helpScroll, into: &buffer) }
+            return buffer
+        }
         if state.zoomed && state.focus == .events {
             // The log alone.
         } else if let zoomedLevel {
@@ -246,9 +254,8 @@ public struct Renderer: Sendable {
 
     /// Key hints left to right; when they do not all fit, `? help` and
     /// `q quit` stay and `…` marks the hints left out.
-    func drawFooter(y: Int, into buffer: inout CellBuffer) {
+    func drawFooter(y: Int, hints: [(key: String, label: String)] = KeyHelp.footer, into buffer: inout CellBuffer) {
         buffer.fill(" ", x: 0, y: y, count: buffer.width - 1, role: .footer)
-        let hints = KeyHelp.footer
         func width(_ hint: (key: String, label: String)) -> Int { TextWidth.of(hint.key) + TextWidth.of(hint.label) + 3 }
         let limit = buffer.width - 1  // never the bottom-right cell
         var x = 1

@@ -32,12 +32,15 @@ public struct ViewState: Equatable, Sendable {
     public var filterCursor: Int
     /// The event whose detail is open.
     public var detail: EventLine?
+    /// The key inspector, while it is open (it takes the panes' and the log's rows).
+    public var inspector: InspectorView?
 
     public init(title: String, panes: [PaneState], events: [EventLine] = [], status: CommandOutcome = CommandOutcome(""),
                 commandLine: String? = nil, commandCursor: Int = 0, showHelp: Bool = false, helpScroll: Int = 0, paused: Bool = false, hz: Int = 10,
                 workload: String? = nil, theme: String = "default", focus: Focus? = nil, zoomed: Bool = false, compact: Bool = false,
                 eventSelection: Int = 0, eventFilter: String? = nil, eventTotal: Int? = nil, filterLine: String? = nil,
-                filterCursor: Int = 0, detail: EventLine? = nil, resilience: String? = nil) {
+                filterCursor: Int = 0, detail: EventLine? = nil, resilience: String? = nil, inspector: InspectorView? = nil) {
+        self.inspector = inspector
         self.title = title
         self.resilience = resilience
         self.panes = panes
@@ -70,4 +73,9 @@ public enum KeyHelp {
     }
 
     public static var footer: [(key: String, label: String)] { KeyBinding.table.compactMap(\.footer) }
+
+    /// The footer while the key inspector is open.
+    public static let inspectorFooter: [(key: String, label: String)] = [
+        ("Enter", "value"), ("/", "filter"), ("s", "sort"), ("S", "reverse"), ("Esc", "back"), ("?", "help"), ("q", "back"),
+    ]
 }

@@ -1,0 +1,173 @@
+import Foundation
+import Strata
+import Synchronization
+
+/// One level's keys as the inspector last listed them.
+public struct InspectorListing: Equatable, Sendable {
+    public var level: Int
+    package var keys: [KeyInspection]
+    /// The hottest keys among those listed (by the level's frequency estimate or hits).
+    package var hot: [KeyInspection]
+    /// Why nothing could be listed (the level cannot be inspected, or failed).
+    public var error: String?
+}
+
+/// A key's value as the preview shows it, and which levels hold the key.
+public struct KeyPreview: Equatable, Sendable {
+    public var key: String
+    /// The inspected level.
+    public var level: String
+    public var loading = true
+    /// The stored bytes in the inspected level (`nil`: it holds none now).
+    public var value: Data?
+    public var size: Int?
+    /// `never`, or `in 28s (12:00:30)`, as of the peek.
+    public var expiry: String?
+    /// Levels that hold the key now, top first; those that do not; those that cannot be asked (an origin).
+    public var holders: [String] = []
+    public var absent: [String] = []
+    public var uninspectable: [String] = []
+    /// Levels whose peek failed, with the error.
+    public var errors: [String] = []
+
+    public init(key: String, level: String) {
+        self.key = key
+        self.level = level
+    }
+}
+
+/// Feeds the key inspector: the inspected level's listing, fetched on a
+/// task (never on the screen's queue) and again every ``refreshInterval``
+/// while the inspector asks for it, and a key's preview. Nothing here counts
+/// as a use of any level (``LevelInspector``).
+public final class InspectorFeed: Sendable {
+    /// Keys listed at most: the table's rows, and the keys hot keys are found among.
+    public static let listLimit = 5_000
+    /// Hot keys shown in the inspector's header.
+    public static let hotCount = 5
+    public static let refreshInterval: Duration = .seconds(2)
+
+    struct State {
+        var level: Int?
+        var listing: InspectorListing?
+        var fetching = false
+        var fetchedAt: ContinuousClock.Instant?
+        var preview: KeyPreview?
+        var previewRequest = 0
+    }
+
+    private let state = Mutex(State())
+    let pipeline: Pipeline
+
+    public init(pipeline: Pipeline) {
+        self.pipeline = pipeline
+    }
+
+    /// The listing of `level` as last fetched (`nil` until the first fetch
+    /// ends); starts a fetch when there is none for it yet or it is due.
+    public func listing(level: Int, now: ContinuousClock.Instant = .now) -> InspectorListing? {
+        let (start, listing) = state.withLock { state -> (Bool, InspectorListing?) in
+            if state.level != level {
+                state = State(previewRequest: state.previewRequest + 1)
+                state.level = level
+            }
+            let due = state.fetchedAt.map { now - $0 >= Self.refreshInterval } ?? true
+            let start = due && !state.fetching
+            if start { state.fetching = true }
+            return (start, state.listing)
+        }
+        if start { Task { await self.fetch(level) } }
+        return listing
+    }
+
+    /// Fetches `index`'s listing now (the screen calls ``listing(level:now:)``).
+    public func fetch(_ index: Int) async {
+        var listing = InspectorListing(level: index, keys: [], hot: [])
+        let level = pipeline.levels[index]
+        if let inspector = level.cache.levelInspector {
+            do {
+                listing.keys = try await inspector.keys(Self.listLimit)
+                listing.hot = LevelInspector<String, Data>.hottest(listing.keys, count: Self.hotCount)
+            } catch {
+                listing.error = "\(level.spec.name): listing failed: \(error)"
+            }
+        } else {
+            listing.error = "\(level.spec.name) keeps no keys to list (\(level.spec.kind.label): nothing stored)"
+        }
+        state.withLock { state in
+            state.fetching = false
+            guard state.level == index else { return }
+            state.listing = listing
+            state.fetchedAt = .now
+        }
+    }
+
+    /// Stops listing (the inspector closed); a fetch in flight is dropped.
+    public func close() {
+        state.withLock { state in state = State(previewRequest: state.previewRequest + 1) }
+    }
+
+    /// The preview asked for last, as far as it got.
+    public var preview: KeyPreview? { state.withLock { $0.preview } }
+
+    /// Peeks at `key` in every level (the value from `level`'s), on a task.
+    public func requestPreview(key: String, level index: Int) {
+        let name = pipeline.levels[index].spec.name
+        let request = state.withLock { state -> Int in
+            state.previewRequest += 1
+            state.preview = KeyPreview(key: key, level: name)
+            return state.previewRequest
+        }
+        Task {
+            let preview = await self.peek(key, level: index)
+            self.state.withLock { state in
+                if state.previewRequest == request { state.preview = preview }
+            }
+        }
+    }
+
+    /// Closes the preview.
+    public func closePreview() {
+        state.withLock { state in
+            state.previewRequest += 1
+            state.preview = nil
+        }
+    }
+
+    /// `key` peeked at in every level.
+    public func peek(_ key: String, level index: Int) async -> KeyPreview {
+        var preview = KeyPreview(key: key, level: pipeline.levels[index].spec.name)
+        for (position, level) in pipeline.levels.enumerated() {
+            guard let inspector = level.cache.levelInspector else {
+                preview.uninspectable.append(level.spec.name)
+                continue
+            }
+            do {
+                guard let entry = try await inspector.peek(key) else {
+                    preview.absent.append(level.spec.name)
+                    continue
+                }
+                preview.holders.append(level.spec.name)
+                if position == index {
+                    preview.value = entry.value
+                    preview.size = entry.size
+                    preview.expiry = Self.expiry(entry.expiresAt)
+                }
+            } catch {
+                preview.errors.append("\(level.spec.name): \(error)")
+            }
+        }
+        preview.loading = false
+        return preview
+    }
+
+    /// `never`, or `in 28s (12:00:30)`.
+    static func expiry(_ deadline: CacheInstant?, now: CacheInstant = SystemClock().now()) -> String {
+        guard let deadline else { return "never" }
+        let left = Duration.nanoseconds(max(0, deadline.nanosecondsSince1970 - now.nanosecondsSince1970))
+        var seconds = time_t(deadline.nanosecondsSince1970 / 1_000_000_000)
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        return "in \(Units.format(left)) (" + String(format: "%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec) + ")"
+    }
+}
