@@ -16,6 +16,11 @@ import Testing
         await feed.fetch(0)
         let listing = try #require(feed.listing(level: 0))
         #expect(listing.keys.contains { $0.key == "user:7" && $0.size == 5 })
+        let first = feed.rows(level: 0, filter: "USER", sort: .key, descending: false)
+        #expect(first.rows.map(\.key) == ["user:7"], "the filter ignores case")
+        let again = feed.rows(level: 0, filter: "USER", sort: .key, descending: false)
+        #expect(first.rows.withUnsafeBufferPointer { $0.baseAddress } == again.rows.withUnsafeBufferPointer { $0.baseAddress },
+                "an unchanged frame reuses the arranged rows")
         let before = pipeline.levels.map { $0.statistics.snapshot().gets }
         let preview = await feed.peek("user:7", level: 0)
         #expect(preview.value == Data("hello".utf8))

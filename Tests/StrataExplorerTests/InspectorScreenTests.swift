@@ -15,6 +15,18 @@ import Testing
                              sort: .frequency, descending: true, selection: 2, preview: preview)
     }
 
+    /// A finished preview of `key` in L1, held by L1 and L2.
+    static func preview(_ key: String, _ value: Data, expiry: String) -> KeyPreview {
+        var preview = KeyPreview(key: key, level: "L1")
+        preview.loading = false
+        preview.value = value
+        preview.size = value.count
+        preview.expiry = expiry
+        preview.holders = ["L1", "L2"]
+        preview.uninspectable = ["origin"]
+        return preview
+    }
+
     static func state(_ inspector: InspectorView) -> ViewState {
         var state = RendererTests.fixture()
         state.inspector = inspector
@@ -37,13 +49,7 @@ import Testing
 
     @Test(arguments: [(80, 24), (200, 60)])
     func snapshots(width: Int, height: Int) {
-        var preview = KeyPreview(key: "user:3", level: "L1")
-        preview.loading = false
-        preview.value = Data("{\"name\": \"Ada\", \"visits\": 3}".utf8)
-        preview.size = 30
-        preview.expiry = "in 1m (12:01:00)"
-        preview.holders = ["L1", "L2"]
-        preview.uninspectable = ["origin"]
+        let preview = Self.preview("user:3", Data("{\"name\": \"Ada\", \"visits\": 3}".utf8), expiry: "in 1m (12:01:00)")
         let renderer = Renderer(unicode: true)
         assertSnapshot(renderer.render(Self.state(Self.view()), width: width, height: height).text, named: "inspector-\(width)x\(height)")
         assertSnapshot(renderer.render(Self.state(Self.view(preview: preview)), width: width, height: height).text,
@@ -73,13 +79,7 @@ import Testing
     }
 
     @Test func aPreviewShowsTextOrHexExpiryAndHolders() {
-        var preview = KeyPreview(key: "user:7", level: "L1")
-        preview.loading = false
-        preview.value = Data("hello\nworld".utf8)
-        preview.size = 11
-        preview.expiry = "in 28s (12:00:30)"
-        preview.holders = ["L1", "L2"]
-        preview.uninspectable = ["origin"]
+        var preview = Self.preview("user:7", Data("hello\nworld".utf8), expiry: "in 28s (12:00:30)")
         let text = Renderer(unicode: true).render(Self.state(Self.view(preview: preview)), width: 80, height: 24).text
         #expect(text.contains("L1 · user:7") && text.contains("11B stored · expires in 28s (12:00:30)"), "\(text)")
         #expect(text.contains("held by L1, L2 · not asked: origin"))

@@ -54,6 +54,8 @@ public final class InspectorFeed: Sendable {
         var fetchedAt: ContinuousClock.Instant?
         var preview: KeyPreview?
         var previewRequest = 0
+        /// The listing's rows as last arranged, and how (see ``rows(level:filter:sort:descending:now:)``).
+        var arranged: (filter: String, sort: InspectorColumn, descending: Bool, rows: [KeyInspection])?
     }
 
     private let state = Mutex(State())
@@ -98,7 +100,25 @@ public final class InspectorFeed: Sendable {
             state.fetching = false
             guard state.level == index else { return }
             state.listing = listing
+            state.arranged = nil
             state.fetchedAt = .now
+        }
+    }
+
+    /// The listing of `level` (as ``listing(level:now:)``) and its keys
+    /// filtered and sorted: arranged once per listing and choice, so a frame
+    /// that changes nothing sorts nothing (and its rows compare in O(1)).
+    package func rows(level: Int, filter: String, sort: InspectorColumn, descending: Bool,
+                     now: ContinuousClock.Instant = .now) -> (listing: InspectorListing?, rows: [KeyInspection]) {
+        let listing = self.listing(level: level, now: now)
+        return state.withLock { state in
+            if let arranged = state.arranged, arranged.filter == filter, arranged.sort == sort, arranged.descending == descending,
+               state.listing == listing {
+                return (listing, arranged.rows)
+            }
+            let rows = InspectorView.arrange(listing?.keys ?? [], filter: filter, sort: sort, descending: descending)
+            if state.listing == listing { state.arranged = (filter, sort, descending, rows) }
+            return (listing, rows)
         }
     }
 

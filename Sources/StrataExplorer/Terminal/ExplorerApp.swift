@@ -160,9 +160,8 @@ public final class ExplorerApp {
     /// as the input says, the selection kept within it.
     static func inspectorView(feed: InspectorFeed, model: ExplorerModel, input: inout InputController) -> InspectorView? {
         guard let inspecting = input.inspector, inspecting.level < model.pipeline.levels.count else { return nil }
-        let listing = feed.listing(level: inspecting.level)
-        let rows = InspectorView.arrange(listing?.keys ?? [], filter: inspecting.filter, sort: inspecting.sort,
-                                         descending: inspecting.descending)
+        let (listing, rows) = feed.rows(level: inspecting.level, filter: inspecting.filter, sort: inspecting.sort,
+                                        descending: inspecting.descending)
         input.clampInspectorSelection(to: rows.count)
         return InspectorView(
             level: model.pipeline.levels[inspecting.level].spec.name, rows: rows, listed: listing?.keys.count ?? 0,
@@ -192,11 +191,9 @@ public final class ExplorerApp {
         case .hint(let message): model.setStatus(CommandOutcome(message))
         case .inspect: inspectorFeed.close()
         case .previewSelectedKey:
-            guard let inspecting = input.inspector, let listing = inspectorFeed.listing(level: inspecting.level) else {
-                input.closeInspectorPreview()
-                return
-            }
-            let rows = InspectorView.arrange(listing.keys, filter: inspecting.filter, sort: inspecting.sort, descending: inspecting.descending)
+            guard let inspecting = input.inspector else { return }
+            let rows = inspectorFeed.rows(level: inspecting.level, filter: inspecting.filter, sort: inspecting.sort,
+                                          descending: inspecting.descending).rows
             guard inspecting.selection < rows.count else {
                 input.closeInspectorPreview()
                 return

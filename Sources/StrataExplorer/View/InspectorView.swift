@@ -1,3 +1,4 @@
+import Foundation
 import Strata
 
 /// What the key inspector shows in one frame (part of ``ViewState``).
@@ -42,7 +43,7 @@ public struct InspectorView: Equatable, Sendable {
     /// (ties, and keys without the figure, after, by key).
     package static func arrange(_ keys: [KeyInspection], filter: String, sort column: InspectorColumn,
                                 descending: Bool) -> [KeyInspection] {
-        let matching = filter.isEmpty ? keys : keys.filter { $0.key.localizedCaseInsensitiveContains(filter) }
+        let matching = filter.isEmpty ? keys : keys.filter { $0.key.range(of: filter, options: .caseInsensitive) != nil }
         func figure(_ row: KeyInspection) -> Double? {
             switch column {
             case .key: nil
