@@ -15,15 +15,17 @@ extension MemoryCacheLevel: InspectableLevel {
         var found: [(key: Key, hash: Int, cost: Int, expiresAt: Int64)] = []
         for shard in shards where found.count < limit {
             shard.state.withLock { state in
-                for node in state.nodes where found.count < limit {
-                    guard let key = node.key, node.expiresAt == 0 || now < node.expiresAt else { continue }
-                    found.append((key.key, key.hash, node.cost, node.expiresAt))
+                // By index: copying a whole node would retain its value too.
+                for i in state.nodes.indices where found.count < limit {
+                    let expiresAt = state.nodes[i].expiresAt
+                    guard let key = state.nodes[i].key, expiresAt == 0 || now < expiresAt else { continue }
+                    found.append((key.key, key.hash, state.nodes[i].cost, expiresAt))
                 }
             }
         }
         let frequencies = isAdaptive ? withPolicy { policy in found.map { policy.sketch.frequency($0.hash) } } : nil
         return found.enumerated().map { index, entry in
-            KeyInspection(key: String(describing: entry.key), size: entry.cost,
+            KeyInspection(key: entry.key as? String ?? String(describing: entry.key), size: entry.cost,
                           ttlLeft: KeyInspection.ttlLeft(expiresAt: entry.expiresAt, now: now),
                           frequency: frequencies?[index])
         }
