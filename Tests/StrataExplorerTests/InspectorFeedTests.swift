@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestSupport
 @testable import StrataExplorer
 import Testing
 
@@ -34,5 +35,40 @@ import Testing
         await feed.fetch(origin)
         #expect(feed.listing(level: origin)?.error?.contains("keeps no keys to list") == true)
         await model.shutdown()
+    }
+}
+
+extension InspectorFeedTests {
+    @Test func expiryReadsInWholeSeconds() {
+        let now = CacheInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
+        #expect(InspectorFeed.expiry(nil, now: now) == "never")
+        #expect(InspectorFeed.expiry(now.advanced(by: .milliseconds(90_900)), now: now).hasPrefix("in 90s ("))
+        #expect(InspectorFeed.expiry(now.advanced(by: .seconds(300)), now: now).hasPrefix("in 5m ("))
+        #expect(InspectorFeed.expiry(now.advanced(by: .milliseconds(250)), now: now).hasPrefix("in 250ms ("))
+    }
+}
+
+/// The inspector over a pipeline with a Redis level (a real redis-server):
+/// the level lists its keys by `SCAN`, and a preview finds the key there.
+@Suite(.serialized) struct InspectorRedisFeedTests {
+    @Test func aRedisLevelListsItsKeysAndAPreviewFindsThem() async throws {
+        let server = try await RedisServer()
+        let model = ExplorerModel(pipeline: try redisPipeline(server, prefix: "inspect:", shared: "ttl: 5m"))
+        await model.withShutdown {
+            _ = await model.execute(.set(key: "user:1", value: "in redis"))
+            let feed = InspectorFeed(pipeline: model.pipeline)
+            _ = feed.listing(level: 1)
+            await feed.fetch(1)
+            let listing = feed.listing(level: 1)
+            #expect(listing?.error == nil)
+            let key = listing?.keys.first { $0.key == "user:1" }
+            #expect(key?.size == "in redis".utf8.count)
+            #expect(key?.ttlLeft.map { $0 > .seconds(200) && $0 <= .seconds(300) } == true, "\(String(describing: key))")
+            let preview = await feed.peek("user:1", level: 1)
+            #expect(preview.value == Data("in redis".utf8) && preview.holders == ["L1", "shared"], "\(preview)")
+            let seconds = preview.expiry.flatMap { Int($0.dropFirst(3).prefix { $0.isNumber }) }
+            #expect(seconds.map { (200...300).contains($0) } == true || preview.expiry?.hasPrefix("in 5m") == true, "\(preview)")
+        }
+        await server.kill()
     }
 }

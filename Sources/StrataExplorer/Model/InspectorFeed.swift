@@ -184,7 +184,9 @@ public final class InspectorFeed: Sendable {
     /// `never`, or `in 28s (12:00:30)`.
     static func expiry(_ deadline: CacheInstant?, now: CacheInstant = SystemClock().now()) -> String {
         guard let deadline else { return "never" }
-        let left = Duration.nanoseconds(max(0, deadline.nanosecondsSince1970 - now.nanosecondsSince1970))
+        // Whole seconds (`in 299s`, not `in 299.9s`); under one, as is.
+        let nanoseconds = max(0, deadline.nanosecondsSince1970 - now.nanosecondsSince1970)
+        let left: Duration = nanoseconds >= 1_000_000_000 ? .seconds(nanoseconds / 1_000_000_000) : .nanoseconds(nanoseconds)
         var seconds = time_t(deadline.nanosecondsSince1970 / 1_000_000_000)
         var parts = tm()
         localtime_r(&seconds, &parts)
