@@ -55,6 +55,8 @@ extension InspectorFeedTests {
         let server = try await RedisServer()
         let model = ExplorerModel(pipeline: try redisPipeline(server, prefix: "inspect:", shared: "ttl: 5m"))
         await model.withShutdown {
+            // Subscribed first: a subscription confirmed later flushes L1 (anything may have changed).
+            #expect(await ExplorerInvalidationTests.poll { !model.panes()[1].configuration.contains("not subscribed") })
             _ = await model.execute(.set(key: "user:1", value: "in redis"))
             let feed = InspectorFeed(pipeline: model.pipeline)
             _ = feed.listing(level: 1)
