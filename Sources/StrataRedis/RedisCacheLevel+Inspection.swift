@@ -54,7 +54,7 @@ extension RedisCacheLevel: InspectableLevel {
         for reply in replies {
             if case .error(let message) = reply { throw RedisError.server(message) }
         }
-        guard let bytes = replies[0].bytes, !(leaseBook != nil && RedisLeaseBook.isLease(bytes)),
+        guard let bytes = replies[0].bytes, !(leases && RedisLease.isLease(bytes)),
               let value = try? codec.decode(Data(bytes)),
               let entry = try Self.entry(value, pttl: replies[1], sentAt: sentAt) else { return nil }
         return PeekedEntry(value: value, expiresAt: entry.expiresAt, size: bytes.count)
