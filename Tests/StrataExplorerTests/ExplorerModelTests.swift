@@ -152,7 +152,7 @@ import Testing
             let huge = String(repeating: "x", count: 100 * 1024)  // above L1's 64 KiB capacity
             let outcome = await model.execute(.set(key: "big", value: huge))
             #expect(outcome.isError)
-            #expect(outcome.message.contains("L1") && outcome.message.contains("valueTooLarge"), "\(outcome.message)")
+            #expect(outcome.message.contains("L1") && outcome.message.contains("larger than the memory level's whole capacity"), "\(outcome.message)")
             #expect(model.events[0].isError)
             // L1 dropped its earlier value (it must never answer with what the set
             // replaced); the disk level, which had room, took the new one.
