@@ -32,6 +32,10 @@ public final class RedisClient: Sendable {
     let breaker = RedisCircuitBreaker()
     /// Whether requests fail fast now: the last ones got no answer.
     public var isCircuitOpen: Bool { breaker.isOpen }
+    /// The cluster this client routes to, when it is a cluster client; `nil` for one server.
+    let cluster: RedisClusterRouter?
+    /// Whether this client talks to a Redis Cluster (see ``init(cluster:group:)``).
+    public var isCluster: Bool { cluster != nil }
 
     public convenience init(configuration: RedisConfiguration, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.init(configuration: configuration, group: group) { try await RedisConnection.connect($0, group: $1) }
@@ -41,6 +45,31 @@ public final class RedisClient: Sendable {
         self.init(configuration: try RedisConfiguration(url: url))
     }
 
+    /// A client of a Redis Cluster, seeded with some of its nodes (any will
+    /// do; the others are found from `CLUSTER SLOTS`). Each master gets a pool
+    /// like the one a single server gets (the seeds' settings: user,
+    /// password, TLS, timeouts, pool size); each command goes to the master
+    /// serving its key's slot, and `MOVED`/`ASK` redirects are followed (see
+    /// ``RedisError/tooManyRedirects(_:)``). Commands of one transaction or
+    /// script must name keys of one slot (a hash tag: `{user:7}:name`).
+    public init(cluster seeds: [RedisConfiguration], group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
+        let router = try RedisClusterRouter(seeds: seeds, group: group)
+        self.configuration = router.template
+        self.group = group
+        self.taskExecutor = EventLoopTaskExecutor(group: group)
+        self.connector = { try await RedisConnection.connect($0, group: $1) }
+        self.state = Mutex(State(slots: []))
+        self.cluster = router
+    }
+
+    /// ``init(cluster:group:)`` from `redis://` or `rediss://` URLs of some of the cluster's nodes.
+    public convenience init(cluster urls: [String], connections: Int = 2, commandTimeout: Duration = .seconds(2),
+                            connectTimeout: Duration = .seconds(1)) throws {
+        try self.init(cluster: urls.map {
+            try RedisConfiguration(url: $0, connections: connections, commandTimeout: commandTimeout, connectTimeout: connectTimeout)
+        })
+    }
+
     /// `connector` opens one connection; tests substitute one that they can hold.
     init(configuration: RedisConfiguration, group: any EventLoopGroup, connector: @escaping Connector) {
         self.configuration = configuration
@@ -48,6 +77,7 @@ public final class RedisClient: Sendable {
         self.taskExecutor = EventLoopTaskExecutor(group: group)
         self.connector = connector
         self.state = Mutex(State(slots: Array(repeating: RedisConnectionSlot(), count: configuration.connections)))
+        self.cluster = nil
     }
 
     /// A client dropped without ``shutdown()`` closes its pooled connections:
@@ -71,6 +101,7 @@ public final class RedisClient: Sendable {
     }
 
     func connection() async throws -> RedisConnection {
+        if cluster != nil { throw RedisError.protocolError("a cluster client has no single connection: commands go to their slot's master") }
         // Fast path: the next slot is connected. Otherwise the slow path
         // decides again, and acts, in one critical section.
         let (index, ready) = try state.withLock { state -> (Int, RedisConnection?) in
@@ -145,13 +176,24 @@ public final class RedisClient: Sendable {
 
     /// Sends a command; a server error reply throws ``RedisError/server(_:)``.
     public func send(_ arguments: [[UInt8]]) async throws -> RESPValue {
-        try Self.checked(await breaker.guarded { try await connection().send(arguments) })
+        if let cluster { return try Self.checked(await cluster.send(arguments, slot: RedisClusterRouter.slot(ofCommand: arguments))) }
+        return try Self.checked(await breaker.guarded { try await connection().send(arguments) })
     }
 
     /// ``send(_:)`` without the circuit breaker: for the steps of a write
     /// (a clear's `SCAN`), which must be tried, not refused.
     func sendPastBreaker(_ arguments: [[UInt8]]) async throws -> RESPValue {
-        try Self.checked(await connection().send(arguments))
+        if let cluster {
+            return try Self.checked(await cluster.send(arguments, slot: RedisClusterRouter.slot(ofCommand: arguments), guarded: false))
+        }
+        return try Self.checked(await connection().send(arguments))
+    }
+
+    /// `commands` on one connection of this (single-server) client, through
+    /// the circuit breaker or not (a cluster's nodes).
+    func send(batch commands: [[[UInt8]]], guarded: Bool, cancellable: Bool) async throws -> [RESPValue] {
+        guard guarded else { return try await connection().send(batch: commands, cancellable: cancellable) }
+        return try await breaker.guarded { try await connection().send(batch: commands, cancellable: cancellable) }
     }
 
     /// `reply`, unless it is a server error: that throws ``RedisError/server(_:)``.
@@ -166,18 +208,37 @@ public final class RedisClient: Sendable {
     /// Sends `commands` on one connection in one write (one round trip) and
     /// returns their replies in order. Server error replies are returned as
     /// ``RESPValue/error(_:)``, not thrown: each command succeeds or fails alone.
+    ///
+    /// On a cluster, the commands are sent to the masters of their keys'
+    /// slots (one write per slot), and the replies put back in order.
     public func send(batch commands: [[[UInt8]]]) async throws -> [RESPValue] {
-        try await breaker.guarded { try await connection().send(batch: commands) }
+        if let cluster { return try await cluster.send(routedBatch: commands) }
+        return try await breaker.guarded { try await connection().send(batch: commands) }
     }
 
     /// Runs `commands` as one transaction (`MULTI` … `EXEC`, in one write):
     /// no other client's command runs between them. Returns their replies in
     /// order; a command's error reply is returned as ``RESPValue/error(_:)``.
+    /// On a cluster, every command must name keys of one slot (a hash tag).
     public func send(transaction commands: [[[UInt8]]]) async throws -> [RESPValue] {
-        let (connection, replies) = try await breaker.guarded { () async throws -> (RedisConnection, [RESPValue]) in
-            let connection = try await self.connection()
-            return (connection, try await connection.send(batch: [[RedisCommandName.multi]] + commands + [[RedisCommandName.exec]]))
+        if let cluster {
+            guard let slot = commands.lazy.compactMap(RedisClusterRouter.slot(ofCommand:)).first else {
+                throw RedisError.protocolError("a cluster transaction needs a command with a key")
+            }
+            return try await cluster.send(transaction: commands, slot: slot)
         }
+        return try await send(transaction: commands, prefix: [])
+    }
+
+    /// ``send(transaction:)`` on this client's own pool, with `prefix`
+    /// (`ASKING` on a cluster node) sent first on the same connection.
+    func send(transaction commands: [[[UInt8]]], prefix: [[[UInt8]]]) async throws -> [RESPValue] {
+        let (connection, all) = try await breaker.guarded { () async throws -> (RedisConnection, [RESPValue]) in
+            let connection = try await self.connection()
+            let wrapped = [[RedisCommandName.multi]] + commands + [[RedisCommandName.exec]]
+            return (connection, try await connection.send(batch: prefix.isEmpty ? wrapped : prefix + wrapped))
+        }
+        let replies = all.dropFirst(prefix.count)
         for reply in replies.dropLast() {
             switch reply {
             case .error(let message): throw RedisError.server(message)  // the transaction was refused (EXECABORT follows)
@@ -204,6 +265,7 @@ public final class RedisClient: Sendable {
     /// ``RedisError/connectionClosed``, and returns once connects still under
     /// way have finished (their connections closed). Later requests fail.
     public func shutdown() async {
+        await cluster?.shutdown()
         let (connections, waiters) = closePool()
         for waiter in waiters { waiter.resume(throwing: RedisError.connectionClosed) }
         for connection in connections { await connection.close() }

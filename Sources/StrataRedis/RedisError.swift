@@ -25,6 +25,9 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The server's bytes are malformed RESP, nested too deep or too large.
     /// The connection was closed and every command waiting on it failed with this.
     case invalidReply(RESPParseError)
+    /// A Redis Cluster redirected one command (`MOVED`, `ASK`, `TRYAGAIN`)
+    /// more times than the client follows; names the last redirect and node.
+    case tooManyRedirects(String)
 
     /// In words, with any text from the server or the caller cut to 500
     /// characters (a hostile server's reply never becomes a huge message).
@@ -43,6 +46,7 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
         case .server(let text): "Redis error: \(text)"
         case .protocolError(let text): "Redis protocol error: \(text)"
         case .invalidReply(let error): "invalid Redis reply: \(error)"
+        case .tooManyRedirects(let text): "Redis Cluster redirected too often: \(text)"
         }
     }
 }
