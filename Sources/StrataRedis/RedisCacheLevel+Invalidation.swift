@@ -32,6 +32,7 @@ extension RedisCacheLevel {
     public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
         let subscription = listeners.add(listener)
         subscriber?.start()
+        clusterInvalidation?.start()
         return subscription
     }
 
@@ -44,13 +45,13 @@ extension RedisCacheLevel {
     public var nearCacheFlushes: Int { invalidationCounts.nearCacheFlushes }
 
     /// Whether the invalidation connection is subscribed now.
-    public var isReceivingInvalidations: Bool { subscriber?.isReady ?? false }
+    public var isReceivingInvalidations: Bool { subscriber?.isReady ?? clusterInvalidation?.isReady ?? false }
 
     /// How many times the invalidation connection subscribed (1 + reconnections).
-    public var invalidationSubscriptions: Int { subscriber?.subscriptions ?? 0 }
+    public var invalidationSubscriptions: Int { subscriber?.subscriptions ?? clusterInvalidation?.subscriptions ?? 0 }
 
     /// Why the invalidation connection last failed or closed, if it did.
-    public var invalidationError: String? { subscriber?.lastError }
+    public var invalidationError: String? { subscriber?.lastError ?? clusterInvalidation?.lastError }
 
     /// Rebuilds a key from its bytes when `Key` is ``RedisKeyDecodable``.
     static func keyDecoder() -> @Sendable ([UInt8]) -> Key? {

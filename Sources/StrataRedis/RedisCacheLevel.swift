@@ -57,8 +57,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     private let undecodable = Mutex<Set<[UInt8]>>([])
     let listeners = InvalidationListeners<Key>()
     let invalidationCounts = RedisInvalidationCounts()
-    /// The tracking connection; `nil` when `invalidatesLevelsAbove` is false.
+    /// The tracking connection; `nil` when `invalidatesLevelsAbove` is false or on a cluster.
     let subscriber: RedisInvalidationSubscriber?
+    /// On a cluster, a tracking connection per master; `nil` otherwise.
+    let clusterInvalidation: RedisClusterInvalidation?
     /// Writes accepted while Redis was unreachable, to replay (`outageBacklog`; ``RedisOutageBacklog``).
     let backlog: RedisOutageBacklog<Key, Value>?
     /// Back-fills awaiting Redis's report of their own write (``RedisScriptEchoes``).
@@ -112,6 +114,23 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                       keyLayout: keyLayout, outageBacklog: outageBacklog)
     }
 
+    /// A level on a Redis Cluster, seeded with some of its nodes' URLs
+    /// (`redis://host:port`; the others are found): each key goes to the
+    /// master serving its slot, batch reads are split by slot, `clear()`
+    /// scans every master, and each master reports changes to the levels
+    /// above. See docs/redis.md, "Redis Cluster", for what differs from
+    /// one server. ``shutdown()`` closes the cluster client.
+    public convenience init(cluster urls: [String], prefix: String, codec: CacheCodec<Value>, defaultTTL: Duration? = nil,
+                            connections: Int = 2, commandTimeout: Duration = .seconds(2), connectTimeout: Duration = .seconds(1),
+                            name: String = "redis", invalidatesLevelsAbove: Bool = true, leases: Bool = false,
+                            keyLayout: RedisKeyLayout = .natural, outageBacklog: Int = 0) throws {
+        let client = try RedisClient(cluster: urls, connections: connections, commandTimeout: commandTimeout,
+                                     connectTimeout: connectTimeout)
+        try self.init(client: client, ownsClient: true, prefix: prefix, codec: codec, defaultTTL: defaultTTL, name: name,
+                      invalidatesLevelsAbove: invalidatesLevelsAbove, leases: leases, keyLayout: keyLayout,
+                      outageBacklog: outageBacklog)
+    }
+
     /// A level on a client shared with other levels (one pool for many
     /// prefixes): ``shutdown()`` of the level leaves the client open; shut
     /// the client down yourself once every level on it is done.
@@ -142,7 +161,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         if invalidatesLevelsAbove {
             let listeners = self.listeners, counts = self.invalidationCounts, echoes = self.echoes
             let decodeKey = Self.keyDecoder()
-            subscriber = RedisInvalidationSubscriber(configuration: configuration, group: client.group, prefix: prefix) { invalidation in
+            let handler: RedisInvalidationSubscriber.Handler = { invalidation in
                 switch invalidation {
                 case .all:
                     counts.flushed()
@@ -162,8 +181,16 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                     }
                 }
             }
+            if let cluster = client.cluster {
+                subscriber = nil
+                clusterInvalidation = RedisClusterInvalidation(router: cluster, group: client.group, prefix: prefix, handler: handler)
+            } else {
+                subscriber = RedisInvalidationSubscriber(configuration: configuration, group: client.group, prefix: prefix, handler: handler)
+                clusterInvalidation = nil
+            }
         } else {
             subscriber = nil
+            clusterInvalidation = nil
         }
     }
 
@@ -179,13 +206,19 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// connection here (its loop holds the subscriber, not the level, so it
     /// ends and lets go); the pooled connections close in the client's
     /// deinit, once nothing else holds the client.
-    deinit { subscriber?.stopSoon() }
+    deinit {
+        subscriber?.stopSoon()
+        clusterInvalidation?.stopSoon()
+    }
 
     /// Before every read and write: waits for the invalidation connection's
     /// first attempt to subscribe if it is under way (at most 250 ms; see
     /// `RedisInvalidationSubscriber`), then notes the activity.
     func beginOperation() async {
-        guard let subscriber else { return }
+        guard let subscriber else {
+            await clusterInvalidation?.beginOperation()
+            return
+        }
         await subscriber.awaitFirstAttempt()
         subscriber.noteActivity()
     }
@@ -199,9 +232,9 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         return try await client.connection()
     }
 
-    /// Sends a write (see ``writeConnection()``); a server error throws.
-    func sendWrite(_ arguments: [[UInt8]]) async throws -> RESPValue {
-        try RedisClient.checked(await Self.sendWrite([arguments], on: writeConnection())[0])
+    /// Sends a write on the key `name` (see ``writeTarget(for:)``); a server error throws.
+    func sendWrite(_ arguments: [[UInt8]], key name: [UInt8]) async throws -> RESPValue {
+        try RedisClient.checked(await Self.sendWrite([arguments], on: writeTarget(for: name))[0])
     }
 
     /// Sends a write's commands and waits for their replies, even if the
@@ -210,9 +243,9 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// write (``reporting(_:partial:_:)``) must not reach the other compositions
     /// before Redis has run it. They would read the old value again and keep
     /// it, and `NOLOOP` keeps Redis from reporting the write when it lands.
-    static func sendWrite(_ commands: [[[UInt8]]], on connection: RedisConnection) async throws -> [RESPValue] {
+    static func sendWrite(_ commands: [[[UInt8]]], on target: RedisWriteTarget) async throws -> [RESPValue] {
         try Task.checkCancellation()
-        return try await connection.send(batch: commands, cancellable: false)
+        return try await target.send(commands)
     }
 
     /// Runs one of this level's writes, then tells the listeners of this
@@ -258,7 +291,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// Tells the listeners of this level in this process of its own write
     /// (see ``reporting(_:partial:_:)``).
     func reportOwnWrite(_ invalidation: CacheInvalidation<Key>, origin: CacheWriteOrigin) {
-        if subscriber != nil { listeners.reportLocalWrite(invalidation, origin: origin) }
+        if subscriber != nil || clusterInvalidation != nil { listeners.reportLocalWrite(invalidation, origin: origin) }
     }
 
     /// Values that did not decode with this level's codec.
@@ -361,13 +394,19 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                 }  // else a value that does not decode: it stays, no lease
             }
         }
+        // On a cluster the names share a slot (readChunk splits by slot),
+        // and TIME must come from their master: its tombstones hold its time.
         let answers: [RESPValue]?
         if absent.isEmpty {
-            answers = try? await [client.send([RedisCommandName.time])]
+            if let cluster = client.cluster, let first = names.first {
+                answers = try? await [cluster.send([RedisCommandName.time], slot: RedisClusterSlot.of(first))]
+            } else {
+                answers = try? await [client.send([RedisCommandName.time])]
+            }
         } else {
             let milliseconds = Array(String(RedisLease.lifetime.nanoseconds / 1_000_000).utf8)
             let commands = absent.map { [RedisCommandName.set, names[$0.index], $0.lease, RedisCommandName.nx, RedisCommandName.px, milliseconds] }
-            answers = try? await Self.sendWrite(commands + [[RedisCommandName.time]], on: writeConnection())
+            answers = try? await Self.sendWrite(commands + [[RedisCommandName.time]], on: writeTarget(for: names[absent[0].index]))
         }
         for (position, placed) in absent.enumerated() {
             if case .simpleString? = answers?[position] { leases[placed.index] = placed.lease }  // else written meanwhile, or Redis is down
@@ -424,7 +463,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         }
     }
 
-    private func readChunk(_ names: [[UInt8]]) async -> [CacheEntry<Value>?] {
+    func readChunk(_ names: [[UInt8]]) async -> [CacheEntry<Value>?] {
+        if client.isCluster, let first = names.first, names.contains(where: { RedisClusterSlot.of($0) != RedisClusterSlot.of(first) }) {
+            return await readChunkBySlot(names)
+        }
         let misses = [CacheEntry<Value>?](repeating: nil, count: names.count)
         let sentAt = clock.now()
         let pttl = RedisCommandName.pttl
@@ -494,7 +536,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         do { encoded = try codec.encoded(value) } catch {
             // A failed set leaves no older value to serve. (A back-fill
             // follows a miss: what Redis holds now is newer; leave it.)
-            if !isBackfill { _ = try? await sendWrite([RedisCommandName.del, redisKey(key)]) }
+            if !isBackfill { _ = try? await sendWrite([RedisCommandName.del, redisKey(key)], key: redisKey(key)) }
             throw error
         }
         let name = redisKey(key)
@@ -506,7 +548,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         // The time left is measured once a connection is in hand: Redis counts
         // `PX` from when it runs the command, and a connect (or a wait for
         // one) can take seconds, which the value must not get on top.
-        let connection = try await writeConnection()
+        let connection = try await writeTarget(for: name)
         if let deadline {
             guard let left = Self.timeLeft(until: deadline, from: clock.now()) else {
                 // Already past: the value must not be readable even for the
@@ -576,12 +618,12 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         // Only a write on the tracking connection comes back as a report to
         // recognise (one on a pooled connection, while it reconnects, is not
         // heard); a write that fails or is declined takes its record back.
-        let recorded = subscriber?.writeConnection === connection
+        let recorded = connection.isTracked(by: subscriber) || (client.isCluster && clusterInvalidation != nil)
         if recorded { echoes.expect(name, Array(encoded)) }
         let reply: RESPValue
         do {
             reply = try await Self.sendWrite([[RedisCommandName.eval, Array(Self.backfillScript.utf8), Array("3".utf8),
-                                               name, tombstone(of: name), tombstoneOfAll,
+                                               name, tombstone(of: name), tombstoneOfAll(for: name),
                                                Array(encoded), milliseconds, Array(String(age).utf8), lease,
                                                readTime.map { Array(String($0).utf8) } ?? [],
                                                serverDeadline.map { Array(String($0).utf8) } ?? []]], on: connection)[0]
@@ -688,10 +730,12 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     /// The tombstone of the Redis key `name`: outside the level's prefix, so
     /// it is neither tracked nor cleared as one of the level's keys.
-    func tombstone(of name: [UInt8]) -> [UInt8] { Array("strata-tombstone:".utf8) + name }
+    /// On a cluster it carries the hash tag of the key's slot (see ``slotTag(of:)``).
+    func tombstone(of name: [UInt8]) -> [UInt8] { Array("strata-tombstone:".utf8) + slotTag(of: name) + name }
 
-    /// The tombstone a clear of this level leaves.
-    var tombstoneOfAll: [UInt8] { Array("strata-tombstone-all:".utf8) + prefix }
+    /// The tombstone a clear of this level leaves, that a back-fill of
+    /// `name` reads: one per level, or on a cluster one per slot.
+    func tombstoneOfAll(for name: [UInt8]) -> [UInt8] { Array("strata-tombstone-all:".utf8) + slotTag(of: name) + prefix }
 
     /// Longer TTLs are stored without expiry (nanoseconds; 100 years).
     static var longestTTL: Int64 { 100 * 365 * 86_400 * 1_000_000_000 }
@@ -724,7 +768,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                 [RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("1".utf8),
                  tombstone(of: name), Array(String(Self.tombstoneMilliseconds).utf8)],
                 [RedisCommandName.del, name],
-            ], on: writeConnection())
+            ], on: writeTarget(for: name))
             _ = try RedisClient.checked(replies[1])
         }
     }
@@ -757,11 +801,13 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 
     /// The body of ``clearPrefix()``.
     func clearPrefixNow() async throws -> Int {
+        if let cluster = client.cluster { return try await clearCluster(cluster) }
         echoes.forgetAll()
         // First the tombstone: back-fills of reads that began before the
         // clear are declined (best effort: scripts may be refused).
+        let tombstone = tombstoneOfAll(for: prefix)
         _ = try? await sendWrite([RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("1".utf8),
-                                    tombstoneOfAll, Array(String(Self.tombstoneMilliseconds).utf8)])
+                                    tombstone, Array(String(Self.tombstoneMilliseconds).utf8)], key: tombstone)
         var cursor = "0"
         var removed = 0
         let pattern = RedisKeyLayout.globEscaped(prefix) + [UInt8(ascii: "*")]
@@ -773,7 +819,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             cursor = String(decoding: next, as: UTF8.self)
             let names = keys.compactMap(\.bytes).filter(ownsKey)
             if !names.isEmpty {
-                _ = try await sendWrite([RedisCommandName.unlink] + names)
+                _ = try await sendWrite([RedisCommandName.unlink] + names, key: names[0])
                 removed += names.count
             }
         } while cursor != "0"
@@ -814,6 +860,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     public func shutdown() async {
         backlog?.stop()
         await subscriber?.stop()
+        await clusterInvalidation?.stop()
         if ownsClient { await client.shutdown() }
     }
 }

@@ -92,7 +92,7 @@ import Testing
         guard case .integer(let size) = try await odd.client.send("DBSIZE") else { return }
         // The other level's key, the unrelated one, and the clear's tombstone (outside every prefix).
         #expect(size == 3)
-        #expect(try await odd.client.send([Array("EXISTS".utf8), odd.tombstoneOfAll]) == .integer(1))
+        #expect(try await odd.client.send([Array("EXISTS".utf8), odd.tombstoneOfAll(for: odd.prefix)]) == .integer(1))
         await odd.shutdown(); await other.shutdown(); await server.kill()
     }
 

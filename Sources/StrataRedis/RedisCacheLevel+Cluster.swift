@@ -1,0 +1,130 @@
+import Strata
+
+/// Where one of a level's writes goes: a connection (one server: the
+/// tracking connection while subscribed, else a pooled one), or the master
+/// serving the key's slot (a cluster; redirects followed): its tracking
+/// connection while subscribed, so `NOLOOP` keeps the write from being
+/// reported back, else a pooled one.
+enum RedisWriteTarget {
+    case connection(RedisConnection)
+    /// With the level's tracking connections per master, if it has them.
+    case cluster(RedisClusterRouter, slot: Int, tracking: RedisClusterInvalidation?)
+
+    /// Sends `commands` (all on the target's slot) and waits for their
+    /// replies even if the caller is cancelled meanwhile (see
+    /// `RedisCacheLevel.sendWrite(_:on:)`).
+    func send(_ commands: [[[UInt8]]]) async throws -> [RESPValue] {
+        switch self {
+        case .connection(let connection):
+            return try await connection.send(batch: commands, cancellable: false)
+        case .cluster(let router, let slot, let tracking):
+            var preferred: (@Sendable (String) -> RedisConnection?)?
+            if let tracking { preferred = { address in tracking.writeConnection(for: address) } }
+            return try await router.send(batch: commands, slot: slot, guarded: false, cancellable: false, preferred: preferred)
+        }
+    }
+
+    /// Whether this is the tracking connection `subscriber` holds (one
+    /// server). On a cluster the connection is picked per attempt, so a
+    /// back-fill's report is always looked for (see `RedisScriptEchoes`).
+    func isTracked(by subscriber: RedisInvalidationSubscriber?) -> Bool {
+        guard case .connection(let connection) = self else { return false }
+        return subscriber?.writeConnection === connection
+    }
+}
+
+extension RedisCacheLevel {
+    /// The target of a write to the Redis key `name` (see ``RedisWriteTarget``).
+    /// On a cluster, once a connection to the slot's master is ready, so that
+    /// a write's time left is measured after any connect.
+    func writeTarget(for name: [UInt8]) async throws -> RedisWriteTarget {
+        guard let cluster = client.cluster else { return .connection(try await writeConnection()) }
+        let slot = RedisClusterSlot.of(name)
+        try await cluster.warm(slot: slot)
+        return .cluster(cluster, slot: slot, tracking: clusterInvalidation)
+    }
+
+    /// On a cluster, the level's tracking connection to a master, for its writes there.
+    var ownConnections: (@Sendable (String) -> RedisConnection?)? {
+        guard let tracking = clusterInvalidation else { return nil }
+        return { address in tracking.writeConnection(for: address) }
+    }
+
+    /// The hash tag that puts a level's helper key in the slot of `name` (a
+    /// cluster), or nothing (one server): one script reads the key and its
+    /// tombstones, and on a cluster they must share a slot.
+    func slotTag(of name: [UInt8]) -> [UInt8] {
+        client.isCluster ? RedisClusterSlot.hashTag(forSlot: RedisClusterSlot.of(name)) : []
+    }
+
+    /// On a cluster, the tombstone a clear leaves in `slot` (one per slot).
+    func tombstoneOfAll(slot: Int) -> [UInt8] {
+        Array("strata-tombstone-all:".utf8) + RedisClusterSlot.hashTag(forSlot: slot) + prefix
+    }
+
+    /// ``clearPrefixNow()`` on a cluster: a clear tombstone in every slot,
+    /// then `SCAN` on every master and `UNLINK` per slot. A master that
+    /// fails does not stop the others; the clear then throws, naming it. If
+    /// the slot map changed meanwhile (a reshard moved keys from a master not
+    /// yet scanned to one already scanned), it runs again (three rounds at most).
+    func clearCluster(_ cluster: RedisClusterRouter) async throws -> Int {
+        echoes.forgetAll()
+        var removed = 0
+        for _ in 0..<3 {
+            let epoch = cluster.epoch
+            let script = Array(Self.tombstoneScript.utf8), milliseconds = Array(String(Self.tombstoneMilliseconds).utf8)
+            let tombstones = (0..<RedisClusterSlot.count).map {
+                [RedisCommandName.eval, script, Array("1".utf8), tombstoneOfAll(slot: $0), milliseconds]
+            }
+            _ = try? await cluster.send(routedBatch: tombstones, guarded: false, cancellable: false)
+            var failures: [String] = []
+            for master in try await cluster.masters() {
+                do { removed += try await clearNode(master, cluster) } catch { failures.append("\(error)") }
+            }
+            if !failures.isEmpty { throw RedisError.unavailable("clear failed on \(failures.joined(separator: "; "))") }
+            if cluster.epoch == epoch { break }
+        }
+        return removed
+    }
+
+    /// `SCAN MATCH prefix*` on the master at `address`, `UNLINK` of what it
+    /// lists (per slot, redirects followed).
+    private func clearNode(_ address: String, _ cluster: RedisClusterRouter) async throws -> Int {
+        let node = try cluster.node(address)
+        let pattern = RedisKeyLayout.globEscaped(prefix) + [UInt8(ascii: "*")]
+        var cursor = "0", removed = 0
+        repeat {
+            let reply = try await node.sendPastBreaker([RedisCommandName.scan, Array(cursor.utf8), RedisCommandName.match, pattern,
+                                                        RedisCommandName.count, Array("1000".utf8)])
+            guard case .array(let parts?) = reply, parts.count == 2, let next = parts[0].bytes,
+                  case .array(let keys?) = parts[1] else { throw RedisError.protocolError("unexpected SCAN reply from \(address)") }
+            cursor = String(decoding: next, as: UTF8.self)
+            let names = keys.compactMap(\.bytes).filter(ownsKey)
+            if !names.isEmpty {
+                let bySlot = Dictionary(grouping: names, by: { RedisClusterSlot.of($0) })
+                let replies = try await cluster.send(routedBatch: bySlot.values.map { [RedisCommandName.unlink] + $0 },
+                                                     guarded: false, cancellable: false, preferred: ownConnections)
+                for reply in replies { _ = try RedisClient.checked(reply) }
+                removed += names.count
+            }
+        } while cursor != "0"
+        return removed
+    }
+
+    /// ``readChunk(_:)`` on a cluster, for names in several slots: one
+    /// transaction (`MGET` and `PTTL`s) per slot, all at once, answers put
+    /// back in the names' order.
+    func readChunkBySlot(_ names: [[UInt8]]) async -> [CacheEntry<Value>?] {
+        let bySlot = Dictionary(grouping: names.indices, by: { RedisClusterSlot.of(names[$0]) })
+        return await withTaskGroup(of: ([Int], [CacheEntry<Value>?]).self) { group in
+            for indices in bySlot.values {
+                group.addTask { (indices, await self.readChunk(indices.map { names[$0] })) }
+            }
+            var results = [CacheEntry<Value>?](repeating: nil, count: names.count)
+            for await (indices, entries) in group {
+                for (index, entry) in zip(indices, entries) { results[index] = entry }
+            }
+            return results
+        }
+    }
+}
