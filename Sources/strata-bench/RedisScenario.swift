@@ -152,7 +152,7 @@ struct RedisScenario {
                        note: "target ≤ 2.0x (≥ 50%)"))
     }
 
-    private func row(_ name: String, _ run: Run, baseline: Double?, note: String = "") -> Row {
+    func row(_ name: String, _ run: Run, baseline: Double?, note: String = "") -> Row {
         var notes = ["CPU \(String(format: "%.1f", run.cpuMicrosecondsPerOp))µs/op"]
         if let p50 = run.latency.percentile(0.5), let p99 = run.latency.percentile(0.99) { notes.append("p50 \(fmt(p50)) p99 \(fmt(p99))") }
         if !note.isEmpty { notes.append(note) }
@@ -162,7 +162,7 @@ struct RedisScenario {
                    ratioToBaseline: baseline.map { $0 / run.opsPerSecond }, note: notes.joined(separator: "  "))
     }
 
-    private func baselineRow(_ name: String, _ opsPerSecond: Double) -> Row {
+    func baselineRow(_ name: String, _ opsPerSecond: Double) -> Row {
         Row(scenario: name, threads: 1, nsPerOp: 1e9 / opsPerSecond, opsPerSecond: opsPerSecond,
             minOpsPerSecond: opsPerSecond, maxOpsPerSecond: opsPerSecond, baseline: nil, ratioToBaseline: nil, note: "")
     }
@@ -255,11 +255,12 @@ struct RedisScenario {
     }
 
     /// `redis-benchmark -q` figures (requests per second) by command.
-    func redisBenchmark(port: Int, requests: Int, pipeline: Int) -> [String: Double] {
+    /// With `cluster`, `--cluster` (the server is a node of a cluster).
+    func redisBenchmark(port: Int, requests: Int, pipeline: Int, cluster: Bool = false) -> [String: Double] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-benchmark")
         process.arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-c", "1", "-n", "\(requests)", "-P", "\(pipeline)",
-                             "-t", "get,set", "-q"]
+                             "-t", "get,set", "-q"] + (cluster ? ["--cluster"] : [])
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice

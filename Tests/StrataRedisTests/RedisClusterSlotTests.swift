@@ -9,7 +9,7 @@ import Testing
 
 /// Key slots (CRC16 with hash tags), redirect replies and `CLUSTER SLOTS`
 /// parsing, against the specification's vectors and a real cluster's answers.
-@Suite struct RedisClusterSlotTests {
+@Suite(.serialized) struct RedisClusterSlotTests {
     @Test func crc16MatchesTheSpecificationVector() {
         #expect(RedisClusterSlot.crc16(Array("123456789".utf8)) == 0x31C3)
         #expect(RedisClusterSlot.of(Array("123456789".utf8)) == 0x31C3 & 16383)
