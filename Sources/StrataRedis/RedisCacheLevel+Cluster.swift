@@ -73,10 +73,14 @@ extension RedisCacheLevel {
         for _ in 0..<3 {
             let epoch = cluster.epoch
             let script = Array(Self.tombstoneScript.utf8), milliseconds = Array(String(Self.tombstoneMilliseconds).utf8)
-            let tombstones = (0..<RedisClusterSlot.count).map {
-                [RedisCommandName.eval, script, Array("1".utf8), tombstoneOfAll(slot: $0), milliseconds]
+            // In chunks of 1,024 (about 340 per master): one write of all
+            // 16,384 could outlast the command timeout on a loaded server.
+            for start in stride(from: 0, to: RedisClusterSlot.count, by: 1024) {
+                let tombstones = (start..<start + 1024).map {
+                    [RedisCommandName.eval, script, Array("1".utf8), tombstoneOfAll(slot: $0), milliseconds]
+                }
+                _ = try? await cluster.send(routedBatch: tombstones, guarded: false, cancellable: false)
             }
-            _ = try? await cluster.send(routedBatch: tombstones, guarded: false, cancellable: false)
             var failures: [String] = []
             for master in try await cluster.masters() {
                 do { removed += try await clearNode(master, cluster) } catch { failures.append("\(error)") }
