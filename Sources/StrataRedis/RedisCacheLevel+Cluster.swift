@@ -94,25 +94,12 @@ extension RedisCacheLevel {
     /// `SCAN MATCH prefix*` on the master at `address`, `UNLINK` of what it
     /// lists (per slot, redirects followed).
     private func clearNode(_ address: String, _ cluster: RedisClusterRouter) async throws -> Int {
-        let node = try cluster.node(address)
-        let pattern = RedisKeyLayout.globEscaped(prefix) + [UInt8(ascii: "*")]
-        var cursor = "0", removed = 0
-        repeat {
-            let reply = try await node.sendPastBreaker([RedisCommandName.scan, Array(cursor.utf8), RedisCommandName.match, pattern,
-                                                        RedisCommandName.count, Array("1000".utf8)])
-            guard case .array(let parts?) = reply, parts.count == 2, let next = parts[0].bytes,
-                  case .array(let keys?) = parts[1] else { throw RedisError.protocolError("unexpected SCAN reply from \(address)") }
-            cursor = String(decoding: next, as: UTF8.self)
-            let names = keys.compactMap(\.bytes).filter(ownsKey)
-            if !names.isEmpty {
-                let bySlot = Dictionary(grouping: names, by: { RedisClusterSlot.of($0) })
-                let replies = try await cluster.send(routedBatch: bySlot.values.map { [RedisCommandName.unlink] + $0 },
-                                                     guarded: false, cancellable: false, preferred: ownConnections)
-                for reply in replies { _ = try RedisClient.checked(reply) }
-                removed += names.count
-            }
-        } while cursor != "0"
-        return removed
+        try await unlinkOwnKeys(listedBy: cluster.node(address)) { names in
+            let bySlot = Dictionary(grouping: names, by: { RedisClusterSlot.of($0) })
+            let replies = try await cluster.send(routedBatch: bySlot.values.map { [RedisCommandName.unlink] + $0 },
+                                                 guarded: false, cancellable: false, preferred: ownConnections)
+            for reply in replies { _ = try RedisClient.checked(reply) }
+        }
     }
 
     /// ``readChunk(_:)`` on a cluster, for names in several slots: one

@@ -808,18 +808,29 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         let tombstone = tombstoneOfAll(for: prefix)
         _ = try? await sendWrite([RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("1".utf8),
                                     tombstone, Array(String(Self.tombstoneMilliseconds).utf8)], key: tombstone)
+        return try await unlinkOwnKeys(listedBy: client) { names in
+            _ = try await sendWrite([RedisCommandName.unlink] + names, key: names[0])
+        }
+    }
+
+    /// `SCAN MATCH prefix*` on `server` (the level's, or one master of a
+    /// cluster), handing each batch of this level's keys it lists to
+    /// `unlink`; returns how many there were.
+    func unlinkOwnKeys(listedBy server: RedisClient, _ unlink: ([[UInt8]]) async throws -> Void) async throws -> Int {
         var cursor = "0"
         var removed = 0
         let pattern = RedisKeyLayout.globEscaped(prefix) + [UInt8(ascii: "*")]
         repeat {
-            let reply = try await client.sendPastBreaker([RedisCommandName.scan, Array(cursor.utf8), RedisCommandName.match, pattern,
-                                               RedisCommandName.count, Array("1000".utf8)])
+            let reply = try await server.sendPastBreaker([RedisCommandName.scan, Array(cursor.utf8), RedisCommandName.match, pattern,
+                                                          RedisCommandName.count, Array("1000".utf8)])
             guard case .array(let parts?) = reply, parts.count == 2, let next = parts[0].bytes,
-                  case .array(let keys?) = parts[1] else { throw RedisError.protocolError("unexpected SCAN reply") }
+                  case .array(let keys?) = parts[1] else {
+                throw RedisError.protocolError("unexpected SCAN reply from \(server.configuration.host):\(server.configuration.port)")
+            }
             cursor = String(decoding: next, as: UTF8.self)
             let names = keys.compactMap(\.bytes).filter(ownsKey)
             if !names.isEmpty {
-                _ = try await sendWrite([RedisCommandName.unlink] + names, key: names[0])
+                try await unlink(names)
                 removed += names.count
             }
         } while cursor != "0"
