@@ -30,8 +30,9 @@ public final class RedisClient: Sendable {
     private let state: Mutex<State>
     /// Fails requests fast while the server does not answer (``RedisCircuitBreaker``).
     let breaker = RedisCircuitBreaker()
-    /// Whether requests fail fast now: the last ones got no answer.
-    public var isCircuitOpen: Bool { breaker.isOpen }
+    /// Whether requests fail fast now: the last ones got no answer (on a
+    /// cluster: those to at least one master).
+    public var isCircuitOpen: Bool { cluster?.isAnyCircuitOpen ?? breaker.isOpen }
     /// The cluster this client routes to, when it is a cluster client; `nil` for one server.
     let cluster: RedisClusterRouter?
     /// Whether this client talks to a Redis Cluster (see ``init(cluster:group:)``).

@@ -25,10 +25,13 @@ final class RedisClusterInvalidation: Sendable {
         var setup: Task<Void, Never>?
         var stopped = false
         var lastError: String?
+        /// Operations waiting for the first list of masters (at most ``RedisInvalidationSubscriber/firstAttemptWait``).
+        var settleWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Mutex(State())
-    /// The first list of masters arrived (or the wait for it is over).
+    /// The first list of masters arrived (or the wait for it is over): one
+    /// atomic load per operation once it has; set only by ``settle()``.
     private let settled = Atomic<Bool>(false)
     /// The level was read or written: later subscribers start with `.all`.
     private let used = Atomic<Bool>(false)
@@ -54,15 +57,25 @@ final class RedisClusterInvalidation: Sendable {
                         break
                     } catch {
                         self.state.withLock { $0.lastError = "\(error)" }
-                        self.settled.store(true, ordering: .releasing)
+                        self.settle()
                     }
                     do { try await Task.sleep(for: backoff) } catch { break }
                     backoff = min(backoff * 2, RedisInvalidationSubscriber.maximumBackoff)
                 }
-                self?.settled.store(true, ordering: .releasing)
+                self?.settle()
             }
         }
-        group.next().scheduleTask(in: RedisInvalidationSubscriber.firstAttemptWait) { self.settled.store(true, ordering: .releasing) }
+        group.next().scheduleTask(in: RedisInvalidationSubscriber.firstAttemptWait) { self.settle() }
+    }
+
+    /// Ends the wait for the first list of masters; resumes the operations waiting.
+    private func settle() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            settled.store(true, ordering: .releasing)
+            defer { state.settleWaiters = [] }
+            return state.settleWaiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Subscribers for `masters`, and for no other node.
@@ -84,7 +97,7 @@ final class RedisClusterInvalidation: Sendable {
             subscriber.start()
         }
         for subscriber in removed { subscriber.stopSoon() }
-        if !added.isEmpty || !masters.isEmpty { settled.store(true, ordering: .releasing) }
+        if !masters.isEmpty { settle() }
     }
 
     /// The subscribed tracking connection to the master at `address`, for
@@ -101,10 +114,15 @@ final class RedisClusterInvalidation: Sendable {
     func beginOperation() async {
         used.store(true, ordering: .sequentiallyConsistent)
         if !settled.load(ordering: .acquiring) {
-            let setup = state.withLock { $0.setup }
-            // Bounded by the settle timer: the setup may wait for a dead cluster.
-            while !settled.load(ordering: .acquiring), setup != nil {
-                try? await Task.sleep(for: .milliseconds(2))
+            // Until the masters are known (or the start-up wait is over: the
+            // cluster may be down); not at all before ``start()``.
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.setup == nil || settled.load(ordering: .acquiring) { return true }
+                    state.settleWaiters.append(continuation)
+                    return false
+                }
+                if now { continuation.resume() }
             }
         }
         for subscriber in subscribers {

@@ -54,6 +54,9 @@ final class RedisClusterRouter: Sendable {
     /// A counter that moves whenever the slot map changes.
     var epoch: Int { state.withLock { $0.epoch } }
 
+    /// Whether some node's circuit breaker fails its requests fast now.
+    var isAnyCircuitOpen: Bool { state.withLock { Array($0.nodes.values) }.contains { $0.isCircuitOpen } }
+
     /// The masters known now (`host:port`); reads the map first if there is none.
     func masters() async throws -> [String] {
         if let topology = state.withLock({ $0.topology }) { return topology.masters }

@@ -278,4 +278,58 @@ import Testing
         await client.shutdown()
         await cluster.kill()
     }
+
+    /// Leases (a miss leaves one in the key, the back-fill must find it) and
+    /// the distributed-load lock are one key each: they work per slot.
+    @Test func leasesAndTheDistributedLoadWorkOnEveryMaster() async throws {
+        let cluster = try await RedisCluster()
+        let redis = try RedisCacheLevel<String, String>(cluster: cluster.seedURLs, prefix: "lease:", codec: .string, leases: true)
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let cache = memory + redis
+        let loads = LoadCount()
+        var nodes = Set<Int>()
+        for index in 0..<30 {
+            let key = "k\(index)"
+            nodes.insert(try await owner(of: "lease:" + key, redis, cluster))
+            let value = try await cache.get(key, ttl: .seconds(60),
+                                            load: redis.distributedLoad(ttl: .seconds(60)) { key in
+                                                loads.count.add(1, ordering: .relaxed)
+                                                return "loaded-\(key)"
+                                            })
+            #expect(value == "loaded-\(key)")
+        }
+        await cache.waitForPendingWrites()
+        #expect(nodes.count == 3)
+        #expect(loads.count.load(ordering: .relaxed) == 30)
+        for index in 0..<30 {
+            let node = try await owner(of: "lease:k\(index)", redis, cluster)
+            #expect(try await poll { try await cli(cluster, node, "GET", "lease:k\(index)").contains("loaded-k\(index)") },
+                    "k\(index) holds the value, not a lease")
+        }
+        await redis.shutdown()
+        await cluster.kill()
+    }
+
+    final class LoadCount: Sendable {
+        let count = Atomic<Int>(0)
+    }
+
+    /// No node answers: requests fail with an error that says so, the
+    /// composition's start-up wait ends, nothing hangs.
+    @Test func aClusterThatCannotBeReachedFailsRequestsInWords() async throws {
+        let ports = (0..<2).map { _ in RedisServer.unusedPort() }
+        let redis = try RedisCacheLevel<String, String>(cluster: ports.map { "redis://127.0.0.1:\($0)" }, prefix: "down:",
+                                                        codec: .string, connectTimeout: .milliseconds(300))
+        let cache = MemoryCacheLevel<String, String>(capacity: 1 << 20) + redis
+        do {
+            _ = try await redis.getIfPresent("k")
+            Issue.record("a cluster nobody runs answered")
+        } catch {
+            #expect("\(error)".contains("cannot read the cluster's slots"), "\(error)")
+            #expect("\(error)".contains("127.0.0.1:\(ports[0])"), "\(error)")
+        }
+        _ = try? await cache.getIfPresent("k")  // the composition's start-up wait for the masters ends
+        #expect(!redis.isReceivingInvalidations)
+        await redis.shutdown()
+    }
 }

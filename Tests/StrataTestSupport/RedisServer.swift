@@ -104,6 +104,9 @@ public final class RedisServer: @unchecked Sendable {
     /// so a port a killed server freed is not soon taken by another).
     static let ports = PortAllocator()
 
+    /// A loopback port nothing listens on now (and none of this process's servers will take).
+    public static func unusedPort() -> Int { ports.next() }
+
     /// Starts a server on `port`; `false` when what answers there is not it.
     /// `process` becomes the new server only once it answers.
     private func start(on port: Int) async throws -> Bool {
