@@ -10,7 +10,7 @@ import Testing
 /// A value written into Redis with a deadline must not outlive it, however
 /// long the write waited for a connection.
 @Suite(.serialized) struct RedisBackfillDeadlineTests {
-    /// `redis + lower`: the lower entry expires in two seconds (time for a
+    /// `redis + lower`: the lower entry expires in four seconds (time for a
     /// loaded machine to get the read going); the back-fill
     /// into Redis waits for a connect (its pool slot's `SELECT` stalls: the
     /// server is stopped) until that deadline has passed. It must not store
@@ -23,7 +23,7 @@ import Testing
                                                         commandTimeout: .seconds(20), invalidatesLevelsAbove: false)
         let lower = GatedLevel()
         let cache = redis + lower
-        let deadline = SystemClock().now().advanced(by: .seconds(2))
+        let deadline = SystemClock().now().advanced(by: .seconds(4))
         try await lower.store.set("v", forKey: "k", expiresAt: deadline)
         // Redis misses on slot 0 (connected for it); the lower read is held.
         let read = Task { try await cache.getIfPresent("k") }
@@ -85,7 +85,7 @@ private struct GatedLevel: CacheLevel {
     }
 
     /// The same on a connection that is up: the back-fill is sent at once,
-    /// with two seconds left, and the server (stopped) runs it only after
+    /// with four seconds left, and the server (stopped) runs it only after
     /// the deadline. `PX` counts from when Redis runs the command, so it
     /// stored the value for two more seconds; the script now stores what is
     /// left of the deadline on the server's clock (measured by the miss's
@@ -96,7 +96,7 @@ private struct GatedLevel: CacheLevel {
                                                         commandTimeout: .seconds(20), invalidatesLevelsAbove: false)
         let lower = GatedLevel()
         let cache = redis + lower
-        let deadline = SystemClock().now().advanced(by: .seconds(2))
+        let deadline = SystemClock().now().advanced(by: .seconds(4))
         try await lower.store.set("v", forKey: "k", expiresAt: deadline)
         let read = Task { try await cache.getIfPresent("k") }
         #expect(await poll { lower.reads.value == 1 })
