@@ -174,7 +174,8 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataCombineTests",
-            dependencies: ["StrataCombine", "Strata", .product(name: "OpenCombineShim", package: "OpenCombine")],
+            dependencies: ["StrataCombine", "Strata", "StrataTestSupport", .product(name: "OpenCombineShim", package: "OpenCombine"),
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -2,8 +2,9 @@
 # Runs the test suite one test module at a time. The library's consistency
 # loops are CPU-bound; run beside the explorer's and Redis's real-time tests
 # (workloads with rates, real servers, tmux) on a 2-core machine they starve
-# them of the cooperative pool, so the modules take turns. Extra arguments go
-# to every `swift test` call.
+# them of the cooperative pool, so the modules take turns (the simulator's
+# hit-ratio tables too: beside them the Combine publishers' tests starved).
+# Extra arguments go to every `swift test` call.
 #
 # Each module's output is also kept in a log; when a module fails, the lines
 # that name failed tests, recorded issues and crashes are printed again at
@@ -11,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT="${SWIFT:-swift}"
-modules=(StrataTests StrataRedisTests StrataExplorerTests)
+modules=(StrataTests StrataRedisTests StrataExplorerTests StrataSimTests)
 logs=$(mktemp -d "${TMPDIR:-/tmp}/strata-test-logs.XXXXXX")
 trap 'rm -rf "$logs"' EXIT
 status=0
