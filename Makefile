@@ -29,8 +29,10 @@ callgrind-guard: setup
 docs: setup
 	@SWIFT=$(SWIFT) bash scripts/docs.sh
 
+# The figures and their same-run baselines, as a table and as JSON, in files
+# named for the day (bench-results-YYYY-MM-DD.txt and .json).
 bench: setup
-	$(SWIFT) run -c release strata-bench
+	@day=$$(date +%F); $(SWIFT) run -c release strata-bench --json bench-results-$$day.json $(ARGS) | tee bench-results-$$day.txt
 
 clean:
 	rm -rf .build
