@@ -34,6 +34,8 @@ import Testing
         ("levels:\n  - kind: http\n    base-url: ftp://x\n", 3, "levels[0].base-url", "http:// or https://"),
         ("levels:\n  - kind: memory\n    capacity: 1K\n    pooled: maybe\n", 4, "levels[0].pooled", "true or false"),
         ("levels:\n  - kind: memory\n    capacity: 1K\n    condition: two words\n", 4, "levels[0].condition", "one word"),
+        ("levels:\n  - kind: memory\n    capacity: 1K\n    sliding: soon\n", 4, "levels[0].sliding", "expected a duration"),
+        ("levels:\n  - kind: origin\n    sliding: 5s\n", 3, "levels[0].sliding", "unknown field"),
     ])
     func badFilesNameLineAndField(text: String, line: Int, field: String, message: String) {
         do {

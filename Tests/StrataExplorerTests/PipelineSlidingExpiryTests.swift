@@ -4,8 +4,8 @@ import Strata
 import Testing
 
 /// `sliding:` on a memory level in a pipeline file: parsed, named in the
-/// summary, given to the level (an unread entry leaves the pane), refused on
-/// other kinds and for bad durations with file, line and field.
+/// summary, given to the level (an unread entry leaves the pane). Refused on
+/// other kinds and for bad durations: ``PipelineFileTests``.
 @Suite struct PipelineSlidingExpirySpecTests {
     static let file = """
         levels:
@@ -39,23 +39,6 @@ import Testing
                 try? await Task.sleep(for: .milliseconds(20))
             }
             #expect(gone, "an entry unread for 20 s is still held with sliding: 3s")
-        }
-    }
-
-    @Test(arguments: [
-        ("levels:\n  - kind: memory\n    capacity: 1K\n    sliding: soon\n", 4, "levels[0].sliding", "expected a duration"),
-        ("levels:\n  - kind: origin\n    sliding: 5s\n", 3, "levels[0].sliding", "unknown field"),
-    ])
-    func badSlidingNamesLineAndField(text: String, line: Int, field: String, message: String) {
-        do {
-            _ = try PipelineFile.parse(text, file: "bad.yaml")
-            Issue.record("expected an error")
-        } catch let error as PipelineFileError {
-            #expect(error.line == line)
-            #expect(error.field == field)
-            #expect(error.message.contains(message), "\(error)")
-        } catch {
-            Issue.record("unexpected \(error)")
         }
     }
 }
