@@ -9,6 +9,8 @@ public struct PolicyKind: Sendable {
         public let trace: Trace
         /// Capacity in objects, or bytes for a sized trace.
         public let capacity: Int
+        /// The run's seed: the memory level's key hashes are salted with it (``SimKey``).
+        public let seed: UInt64
         let future: FutureCache
 
         /// The trace's next-use index (computed once per trace, on first use).
@@ -42,14 +44,14 @@ public struct PolicyKind: Sendable {
 
     /// LRU: the real memory level with ``EvictionPolicy/lru``.
     public static let lru = PolicyKind(name: "lru", summary: "least recently used (MemoryCacheLevel, policy: .lru)") {
-        MemoryLevelPolicy(.lru, capacity: $0.capacity, sized: $0.trace.isSized)
+        MemoryLevelPolicy(.lru, capacity: $0.capacity, sized: $0.trace.isSized, seed: $0.seed)
     }
 
     /// Adaptive W-TinyLFU: the real memory level with ``EvictionPolicy/adaptive``.
     public static let adaptive = PolicyKind(
         name: "adaptive", summary: "adaptive W-TinyLFU (MemoryCacheLevel, policy: .adaptive)"
     ) {
-        MemoryLevelPolicy(.adaptive, capacity: $0.capacity, sized: $0.trace.isSized)
+        MemoryLevelPolicy(.adaptive, capacity: $0.capacity, sized: $0.trace.isSized, seed: $0.seed)
     }
 
     /// W-TinyLFU with a fixed 1% window (``TinyLFUPolicy``): the simulator's

@@ -16,25 +16,39 @@ public struct SimulationRun: Sendable {
 
     /// Trace files and workload specs, in report order.
     public var inputs: [String]
-    /// Capacities.
-    public var sizes: [Int]
+    /// Capacities; nil with ``curveWithin``: powers of two up to each
+    /// trace's working set (``CapacityCurve/doublingSizes(for:points:)``).
+    public var sizes: [Int]?
     /// Policies, in column order.
     public var policies: [PolicyKind]
-    /// Seed for generated workloads.
+    /// Seed for generated workloads and for the memory level's key hashes.
     public var seed: UInt64
     /// How trace files are read.
     public var format: TraceFormat
     /// How results are printed.
     public var output: Output
+    /// With `--curve`: the recommended capacity is the smallest within this
+    /// many points of the best ratio tried (``CapacityCurve``).
+    public var curveWithin: Double?
+
+    /// The capacities when `--sizes` is not given and there is no curve.
+    public static let defaultSizes = [1000]
 
     /// A run from option text: `sizes` and `policies` are comma-separated
-    /// lists, `format` a ``TraceFormat`` name.
-    public init(inputs: [String], sizes: String, policies: String, seed: UInt64, format: String, output: Output) throws {
+    /// lists (`sizes` nil: 1000, or with a curve powers of two up to each
+    /// trace's working set), `format` a ``TraceFormat`` name, `curveWithin`
+    /// (`--curve --within`) the points of the recommendation's rule.
+    public init(inputs: [String], sizes: String?, policies: String, seed: UInt64, format: String, output: Output,
+                curveWithin: Double? = nil) throws {
         guard !inputs.isEmpty else {
             throw UsageError(description: "sim needs at least one trace file or workload (see strata sim --help)")
         }
+        if let curveWithin, !(curveWithin >= 0 && curveWithin <= 100) {
+            throw UsageError(description: "--within: \(String(format: "%g", curveWithin)) is not a number of points from 0 to 100")
+        }
         self.inputs = inputs
-        self.sizes = try Self.parseSizes(sizes)
+        self.curveWithin = curveWithin
+        self.sizes = try sizes.map(Self.parseSizes) ?? (curveWithin == nil ? Self.defaultSizes : nil)
         do { self.policies = try PolicyKind.parse(policies) } catch {
             throw UsageError(description: "--policies: \(error)")
         }
@@ -82,11 +96,15 @@ public struct SimulationRun: Sendable {
     /// Replays `traces` and renders the report; `progress` (if any) sees the
     /// whole run's work.
     public func run(_ traces: [Trace], progress: ((_ total: Int) -> ProgressBar)? = nil) -> String {
-        let simulator = Simulator(policies: policies, sizes: sizes)
-        let bar = progress?(traces.reduce(0) { $0 + simulator.work(for: $1) })
+        let simulators = traces.map { trace in
+            // A curve replays its sizes smallest first.
+            let sizes = sizes.map { curveWithin == nil ? $0 : $0.sorted() } ?? CapacityCurve.doublingSizes(for: trace)
+            return Simulator(policies: policies, sizes: sizes, seed: seed)
+        }
+        let bar = progress?(zip(simulators, traces).reduce(0) { $0 + $1.0.work(for: $1.1) })
         var results: [SimulationResult] = []
         var finished = 0
-        for trace in traces {
+        for (simulator, trace) in zip(simulators, traces) {
             results += simulator.run(trace) { done, label in
                 bar?.update(done: finished + done, label: "\(trace.name) \(label)")
             }
@@ -95,8 +113,8 @@ public struct SimulationRun: Sendable {
         bar?.finish()
         let report = SimReport(results: results)
         switch output {
-        case .table: return report.table()
-        case .json: return report.json()
+        case .table: return curveWithin.map(report.curveTable(within:)) ?? report.table()
+        case .json: return report.json(curveWithin: curveWithin)
         case .csv: return report.csv()
         }
     }

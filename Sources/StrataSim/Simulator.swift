@@ -6,13 +6,17 @@ public struct Simulator: Sendable {
     public var policies: [PolicyKind]
     /// The capacities, in report order (objects, or bytes for sized traces).
     public var sizes: [Int]
+    /// Salts the memory level's key hashes (``SimKey``): a run repeats
+    /// exactly for a given seed, in any process.
+    public var seed: UInt64
     /// Requests between two progress reports.
     public var progressInterval = 1 << 14
 
-    /// A simulator of `policies` × `sizes`.
-    public init(policies: [PolicyKind], sizes: [Int]) {
+    /// A simulator of `policies` × `sizes`, hashing keys with `seed`.
+    public init(policies: [PolicyKind], sizes: [Int], seed: UInt64 = 0) {
         self.policies = policies
         self.sizes = sizes
+        self.seed = seed
     }
 
     /// Requests replayed in all for `trace`: its length × policies × sizes.
@@ -29,7 +33,7 @@ public struct Simulator: Sendable {
         var done = 0
         for size in sizes {
             for kind in policies {
-                let policy = kind.make(PolicyKind.Context(trace: trace, capacity: size, future: future))
+                let policy = kind.make(PolicyKind.Context(trace: trace, capacity: size, seed: seed, future: future))
                 let label = "\(kind.name) @ \(size)"
                 progress(done, label)
                 let hits = replay(trace, on: policy) { progress(done + $0, label) }

@@ -328,21 +328,31 @@ struct Sim: ParsableCommand {
         skipped), one key per line, or CSV key[,size] (with sizes, capacities are bytes). Or a workload: \
         \(Workload.forms.joined(separator: ", ")).
         Policies: \(PolicyKind.all.map { "\($0.name) (\($0.summary))" }.joined(separator: "; ")).
-        Example: strata sim --sizes 500,1000,2000 traces/*.trace.gz
+        Under the table: each row's best policy other than optimal and its gap to optimal (points), and \
+        per trace each policy's mean over the sizes. --curve replays capacities that double up to the \
+        trace's working set (or --sizes) and recommends the smallest within --within points of the best \
+        ratio tried.
+        Example: strata sim --sizes 500,1000,2000 traces/*.trace.gz; strata sim --curve --policies adaptive trace.gz
         """
     )
 
     @Argument(help: ArgumentHelp("Trace files or workload specs.", valueName: "input"))
     var inputs: [String] = []
 
-    @Option(help: "Cache sizes, comma-separated (objects; bytes for traces with sizes), each at most 2^50.")
-    var sizes: String = "1000"
+    @Option(help: "Cache sizes, comma-separated (objects; bytes for traces with sizes), each at most 2^50 (default 1000; with --curve, powers of two up to the working set).")
+    var sizes: String?
 
     @Option(help: "Policies, comma-separated.")
     var policies: String = "lru,adaptive,optimal"
 
-    @Option(help: "Seed for generated workloads.")
+    @Option(help: "Seed for generated workloads and the memory level's key hashes (a run repeats exactly for a seed).")
     var seed: UInt64 = 42
+
+    @Flag(help: "Print the hit-ratio curve over capacities and recommend one.")
+    var curve = false
+
+    @Option(help: "With --curve: recommend the smallest capacity within this many points of the best ratio tried.")
+    var within: Double = 1
 
     @Option(help: "Trace file format: auto, lirs, keys or csv.")
     var format: String = "auto"
@@ -362,7 +372,8 @@ struct Sim: ParsableCommand {
         let traces: [Trace]
         do {
             simulation = try SimulationRun(inputs: inputs, sizes: sizes, policies: policies, seed: seed,
-                                           format: format, output: json ? .json : csv ? .csv : .table)
+                                           format: format, output: json ? .json : csv ? .csv : .table,
+                                           curveWithin: curve ? within : nil)
         } catch {
             fail("\(error)")
         }

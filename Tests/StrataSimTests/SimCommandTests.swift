@@ -12,8 +12,9 @@ import Testing
         let result = try strata(["--sizes", "1,2", trace, "loop:3:30"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n")
-        #expect(lines.first?.split(separator: " ").map(String.init) == ["trace", "requests", "size", "lru", "adaptive", "optimal"])
-        #expect(lines.count == 6)
+        #expect(lines.first?.split(separator: " ").map(String.init) == ["trace", "requests", "size", "lru", "adaptive", "optimal", "best", "gap"])
+        // Two traces at two sizes, the legend, a blank line and the per-trace summary (a header and two rows).
+        #expect(lines.count == 6 + 4, "\(result.stdout)")
         #expect(result.stderr.isEmpty)
     }
 
