@@ -18,11 +18,6 @@ import Strata
 /// written by another process during a partition gets this process's write
 /// after it (last writer wins).
 extension RedisCacheLevel {
-    /// "outage backlog write refused on replay": at once, then once per 10 s with a count.
-    static var replayWarning: RateLimitedWarning {
-        RateLimitedWarning(Logger(label: "strata.redis"), "outage backlog write refused on replay, dropped")
-    }
-
     /// Writes kept for replay now, or being replayed (a pending clear counts as one).
     public var writesAwaitingReplay: Int { backlog?.pending ?? 0 }
     /// Writes replayed so far.
@@ -107,7 +102,7 @@ extension RedisCacheLevel {
             } catch {
                 // Refused for good (a read-only replica, a missing permission): dropped, as a set would have thrown.
                 backlog.landed(name, dropped: true)
-                Self.replayWarning.warn(["key": "\(describeKey(entry.key))", "error": "\(error)"])
+                warnings.replayRefused.warn(["key": "\(describeKey(entry.key))", "error": "\(error)"])
             }
         }
         return true

@@ -63,8 +63,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     let clusterInvalidation: RedisClusterInvalidation?
     /// Writes accepted while Redis was unreachable, to replay (`outageBacklog`; ``RedisOutageBacklog``).
     let backlog: RedisOutageBacklog<Key, Value>?
-    /// Back-fills awaiting Redis's report of their own write (``RedisScriptEchoes``).
+    /// Back-fills awaiting Redis's report of their own write (`RedisScriptEchoes`).
     let echoes = RedisScriptEchoes()
+    /// This level's rate-limited warnings.
+    let warnings = RedisWarnings()
     /// What reads that missed left for their back-fills: the server's time
     /// and, with leases, the lease (``RedisMissBook``).
     let missBook = RedisMissBook()
@@ -313,6 +315,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             if leases && RedisLease.isLease(buffer.readableBytesView) { return nil }
             do { return try codec.decode(Data(buffer.readableBytesView)) } catch {
                 decodeFailureCount.add(1, ordering: .relaxed)
+                warnings.undecodable.warn(["level": "\(self.name)", "key": "\(describeKey(String(decoding: name, as: UTF8.self)))",
+                                                "codec": "\(codec.name)", "error": "\(error)"])
                 undecodable.withLock { seen in
                     if seen.count >= Self.undecodableRemembered { seen.removeAll() }
                     seen.insert(name)

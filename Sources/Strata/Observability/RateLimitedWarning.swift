@@ -8,6 +8,7 @@ package final class RateLimitedWarning: Sendable {
     private struct State {
         var lastLogged: ContinuousClock.Instant?
         var suppressed = 0
+        var logged = 0
     }
 
     private let state = Mutex(State())
@@ -25,13 +26,16 @@ package final class RateLimitedWarning: Sendable {
         self.emit = emit
     }
 
+    /// Lines logged so far (tests).
+    package var logged: Int { state.withLock { $0.logged } }
+
     package func warn(_ metadata: @autoclosure () -> Logger.Metadata, now: ContinuousClock.Instant = .now) {
         let suppressed = state.withLock { state -> Int? in
             if let last = state.lastLogged, now - last < interval {
                 state.suppressed += 1
                 return nil
             }
-            defer { state.lastLogged = now; state.suppressed = 0 }
+            defer { state.lastLogged = now; state.suppressed = 0; state.logged += 1 }
             return state.suppressed
         }
         guard let suppressed else { return }
