@@ -33,6 +33,22 @@ final class RedisClusterRouter: Sendable {
         var epoch = 0
         var closed = false
         var observers: [@Sendable ([String]) -> Void] = []
+        /// The masters the observers were last told of.
+        var toldMasters: Set<String> = []
+
+        /// Installs `topology`; the observers to tell of its masters (outside
+        /// the lock) when they differ from those last told, however the map
+        /// changed (a refresh, or a `MOVED` to a master never seen before).
+        mutating func install(_ topology: RedisClusterTopology) -> [@Sendable ([String]) -> Void] {
+            if self.topology != topology {
+                self.topology = topology
+                epoch += 1
+            }
+            let masters = Set(topology.masters)
+            guard masters != toldMasters else { return [] }
+            toldMasters = masters
+            return observers
+        }
     }
 
     private let state = Mutex(State())
@@ -63,7 +79,8 @@ final class RedisClusterRouter: Sendable {
         return try await refreshTopology().masters
     }
 
-    /// Calls `observer` with the masters each time the map is read anew.
+    /// Calls `observer` with the masters each time they change (a map read
+    /// anew, or a `MOVED` to a master not known before).
     func observeMasters(_ observer: @escaping @Sendable ([String]) -> Void) {
         state.withLock { $0.observers.append(observer) }
     }
@@ -112,16 +129,11 @@ final class RedisClusterRouter: Sendable {
         }
         do {
             let topology = try await task.value
-            let (observers, changed) = state.withLock { state -> ([@Sendable ([String]) -> Void], Bool) in
+            let observers = state.withLock { state -> [@Sendable ([String]) -> Void] in
                 if state.refresh == task { state.refresh = nil }
-                let changed = state.topology != topology
-                if changed {
-                    state.topology = topology
-                    state.epoch += 1
-                }
-                return (state.observers, changed)
+                return state.install(topology)
             }
-            if changed { for observer in observers { observer(topology.masters) } }
+            for observer in observers { observer(topology.masters) }
             return topology
         } catch {
             state.withLock { if $0.refresh == task { $0.refresh = nil } }
@@ -149,12 +161,12 @@ final class RedisClusterRouter: Sendable {
 
     /// Points `slot` at `address` at once (a `MOVED`), then reads the whole map again in the background.
     private func moved(slot: Int, to address: String) {
-        state.withLock { state in
-            guard var topology = state.topology, topology.master(ofSlot: slot) != address else { return }
+        let (observers, masters) = state.withLock { state -> ([@Sendable ([String]) -> Void], [String]) in
+            guard var topology = state.topology, topology.master(ofSlot: slot) != address else { return ([], []) }
             topology.move(slot: slot, to: address)
-            state.topology = topology
-            state.epoch += 1
+            return (state.install(topology), topology.masters)
         }
+        for observer in observers { observer(masters) }
         refreshSoon()
     }
 
