@@ -4,9 +4,15 @@ import Foundation
 public struct CacheCodec<Value>: Sendable {
     /// A short name, written into logs and errors.
     public let name: String
+    /// Turns a value into the bytes a level stores; prefer ``encoded(_:)``,
+    /// which types the error.
     public let encode: @Sendable (Value) throws -> Data
+    /// Turns stored bytes back into a value; prefer ``decoded(_:)``, which
+    /// types the error.
     public let decode: @Sendable (Data) throws -> Value
 
+    /// A codec named `name` (for logs and errors) from two closures, which
+    /// must be inverses: `decode(encode(v))` gives back `v`.
     public init(
         name: String,
         encode: @escaping @Sendable (Value) throws -> Data,
@@ -53,12 +59,32 @@ extension CacheCodec where Value: Codable {
 /// (unlike `hashValue`). See `CacheKeyConvertible+Defaults.swift` for the
 /// encodings given to integers, raw-value, string-convertible and `Codable` keys.
 public protocol CacheKeyConvertible: Sendable {
+    /// The key's bytes: equal keys give equal bytes and distinct keys distinct
+    /// bytes, in every process and every run.
     var cacheKeyBytes: [UInt8] { get }
 }
 
-extension String: CacheKeyConvertible { public var cacheKeyBytes: [UInt8] { Array(utf8) } }
+extension String: CacheKeyConvertible {
+    /// The string's UTF-8.
+    public var cacheKeyBytes: [UInt8] { Array(utf8) }
+}
 
-extension URL: CacheKeyConvertible { public var cacheKeyBytes: [UInt8] { Array(absoluteString.utf8) } }
-extension Int: CacheKeyConvertible { public var cacheKeyBytes: [UInt8] { Array(String(self).utf8) } }
-extension UUID: CacheKeyConvertible { public var cacheKeyBytes: [UInt8] { Array(uuidString.utf8) } }
-extension Data: CacheKeyConvertible { public var cacheKeyBytes: [UInt8] { Array(self) } }
+extension URL: CacheKeyConvertible {
+    /// The UTF-8 of `absoluteString`.
+    public var cacheKeyBytes: [UInt8] { Array(absoluteString.utf8) }
+}
+
+extension Int: CacheKeyConvertible {
+    /// The decimal text, as UTF-8 (`42` is `"42"`).
+    public var cacheKeyBytes: [UInt8] { Array(String(self).utf8) }
+}
+
+extension UUID: CacheKeyConvertible {
+    /// The UTF-8 of `uuidString` (upper-case hexadecimal with dashes).
+    public var cacheKeyBytes: [UInt8] { Array(uuidString.utf8) }
+}
+
+extension Data: CacheKeyConvertible {
+    /// The bytes themselves.
+    public var cacheKeyBytes: [UInt8] { Array(self) }
+}

@@ -22,30 +22,37 @@ extension UInt32: CacheKeyConvertible {}
 extension UInt64: CacheKeyConvertible {}
 
 extension CacheKeyConvertible where Self: LosslessStringConvertible {
+    /// The UTF-8 of `description`.
     public var cacheKeyBytes: [UInt8] { Array(description.utf8) }
 }
 
 extension CacheKeyConvertible where Self: RawRepresentable, RawValue: CacheKeyConvertible {
+    /// The raw value's bytes.
     public var cacheKeyBytes: [UInt8] { rawValue.cacheKeyBytes }
 }
 
 extension CacheKeyConvertible where Self: RawRepresentable & LosslessStringConvertible, RawValue: CacheKeyConvertible {
+    /// The raw value's bytes (the raw value wins over `description`).
     public var cacheKeyBytes: [UInt8] { rawValue.cacheKeyBytes }
 }
 
 extension CacheKeyConvertible where Self: Encodable {
+    /// The key's JSON with sorted keys, ISO-8601 dates and base-64 data.
     public var cacheKeyBytes: [UInt8] { CodableKeyEncoding.bytes(of: self) }
 }
 
 extension CacheKeyConvertible where Self: RawRepresentable & Encodable, RawValue: CacheKeyConvertible {
+    /// The raw value's bytes (the raw value wins over JSON).
     public var cacheKeyBytes: [UInt8] { rawValue.cacheKeyBytes }
 }
 
 extension CacheKeyConvertible where Self: LosslessStringConvertible & Encodable {
+    /// The UTF-8 of `description` (the description wins over JSON).
     public var cacheKeyBytes: [UInt8] { Array(description.utf8) }
 }
 
 extension CacheKeyConvertible where Self: RawRepresentable & LosslessStringConvertible & Encodable, RawValue: CacheKeyConvertible {
+    /// The raw value's bytes (the raw value wins over `description` and JSON).
     public var cacheKeyBytes: [UInt8] { rawValue.cacheKeyBytes }
 }
 

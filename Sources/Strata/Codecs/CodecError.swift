@@ -10,6 +10,7 @@ public enum CodecError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The codec named `codec` could not decode stored bytes.
     case decodingFailed(codec: String, reason: String)
 
+    /// One line naming the codec and the reason, e.g. `json decoding failed: …`.
     public var description: String {
         switch self {
         case .invalidUTF8: "bytes are not valid UTF-8 text"

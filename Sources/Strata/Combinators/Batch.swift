@@ -65,12 +65,16 @@ func concurrentEntries<Key: Sendable, Value: Sendable>(
 /// ``CacheLevel/batchGetSome(_:maxConcurrency:)`` or `entries(forKeys:)`,
 /// which order each key on its own.
 public struct AllBatchCache<Inner: CacheLevel>: WrapperLevel {
+    /// A batch: the inner level's keys, in order.
     public typealias Key = [Inner.Key]
+    /// The inner level's values, one for each key of the batch, in the same order.
     public typealias Value = [Inner.Value]
 
     public let inner: Inner
+    /// At most this many inner reads or writes of one batch run at once (`nil`: all of them).
     public let maxConcurrency: Int?
 
+    /// `inner` over batches of keys, at most `maxConcurrency` of a batch's keys at once.
     public init(_ inner: Inner, maxConcurrency: Int? = nil) {
         self.inner = inner
         self.maxConcurrency = maxConcurrency

@@ -1,12 +1,16 @@
 /// At most `limit` operations in flight on `inner`; the rest wait in line,
 /// first come first served. Clear and memory warnings are not capped.
 public struct CappedCache<Inner: CacheLevel>: WrapperLevel {
+    /// The inner level's key.
     public typealias Key = Inner.Key
+    /// The inner level's value.
     public typealias Value = Inner.Value
 
     public let inner: Inner
+    /// The permits operations take; `waiting` and `available` show the line.
     public let semaphore: AsyncSemaphore
 
+    /// `inner` with at most `limit` operations in flight.
     public init(_ inner: Inner, limit: Int) {
         self.inner = inner
         self.semaphore = AsyncSemaphore(limit: limit)

@@ -17,10 +17,14 @@
 ///   while it lives (`StackCoordinator`'s design note says how).
 public struct ComposedCache<Upper: CacheLevel, Lower: CacheLevel>: CacheLevel
 where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
+    /// The key both levels share.
     public typealias Key = Upper.Key
+    /// The value both levels share.
     public typealias Value = Upper.Value
 
+    /// The level asked first and back-filled from `lower`.
     public let upper: Upper
+    /// The level asked on a miss or an error of `upper`.
     public let lower: Lower
     /// Write order, back-fills, subscriptions and writer id, shared by every copy.
     @usableFromInline let stack: StackCoordinator<Upper, Lower>

@@ -8,11 +8,14 @@
 /// blocks its thread (a synchronous database driver, a slow file system) must
 /// not run on an actor's executor: wrap it with `concurrent()`.
 public struct ConcurrentLevel<Inner: CacheLevel>: WrapperLevel {
+    /// The inner level's key.
     public typealias Key = Inner.Key
+    /// The inner level's value.
     public typealias Value = Inner.Value
 
     public let inner: Inner
 
+    /// `inner`, run on the global concurrent executor.
     public init(_ inner: Inner) { self.inner = inner }
 
     @concurrent public func getIfPresent(_ key: Key) async throws -> Value? { try await inner.getIfPresent(key) }

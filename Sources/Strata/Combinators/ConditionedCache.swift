@@ -8,12 +8,15 @@
 /// was off, and an invalidation from below still drops the key. A condition
 /// that throws fails the request with a ``LevelFailure`` (operation `.condition`).
 public struct ConditionedCache<Inner: CacheLevel>: WrapperLevel {
+    /// The inner level's key.
     public typealias Key = Inner.Key
+    /// The inner level's value.
     public typealias Value = Inner.Value
 
     public let inner: Inner
     @usableFromInline let condition: @Sendable (Key) async throws -> Bool
 
+    /// `inner`, taking part only for keys for which `condition` returns `true`.
     public init(_ inner: Inner, condition: @escaping @Sendable (Key) async throws -> Bool) {
         self.inner = inner
         self.condition = condition

@@ -4,12 +4,15 @@
 /// a set or remove a no-op. Any other error fails that request only, with a
 /// ``LevelFailure`` naming the level and the key.
 public struct KeyTransformedCache<Inner: CacheLevel, NewKey: Sendable>: WrapperLevel {
+    /// The key callers use, transformed into the inner level's.
     public typealias Key = NewKey
+    /// The inner level's value.
     public typealias Value = Inner.Value
 
     public let inner: Inner
     @usableFromInline let transformKey: @Sendable (NewKey) async throws -> Inner.Key
 
+    /// `inner` addressed by `NewKey`, each key turned into an inner key by `transform`.
     public init(_ inner: Inner, transform: @escaping @Sendable (NewKey) async throws -> Inner.Key) {
         self.inner = inner
         self.transformKey = transform

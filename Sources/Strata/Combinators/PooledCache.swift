@@ -22,7 +22,9 @@ import Synchronization
 ///   below with one (a memory, disk, key-value or Redis level, through
 ///   wrappers and compositions), else the system's.
 public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key: Hashable {
+    /// The inner level's key.
     public typealias Key = Inner.Key
+    /// The inner level's value.
     public typealias Value = Inner.Value
     typealias Output = CacheEntry<Value>?
 

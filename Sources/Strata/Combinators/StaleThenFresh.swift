@@ -1,5 +1,6 @@
 /// One value from ``ComposedCache/values(forKey:)``.
 public struct CacheReading<Value: Sendable>: Sendable {
+    /// Which levels a reading came from.
     public enum Source: Sendable, Equatable {
         /// From the upper (caching) levels, possibly stale.
         case cached
@@ -7,9 +8,12 @@ public struct CacheReading<Value: Sendable>: Sendable {
         case fresh
     }
 
+    /// The value read.
     public let value: Value
+    /// Where ``value`` came from: the caching levels or the origin.
     public let source: Source
 
+    /// A reading of `value` from `source`.
     public init(value: Value, source: Source) {
         self.value = value
         self.source = source

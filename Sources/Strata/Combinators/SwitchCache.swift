@@ -1,6 +1,8 @@
 /// Which lane a key goes to.
 public enum CacheLevelSwitchResult: Sendable, Equatable {
+    /// The key goes to ``SwitchCache/cacheA``.
     case cacheA
+    /// The key goes to ``SwitchCache/cacheB``.
     case cacheB
 }
 
@@ -11,13 +13,18 @@ public enum CacheLevelSwitchResult: Sendable, Equatable {
 /// memory warnings reach both.
 public struct SwitchCache<A: CacheLevel, B: CacheLevel>: CacheLevel
 where A.Key == B.Key, A.Value == B.Value {
+    /// The key both lanes share.
     public typealias Key = A.Key
+    /// The value both lanes share.
     public typealias Value = A.Value
 
+    /// The lane for keys the switch sends to ``CacheLevelSwitchResult/cacheA``.
     public let cacheA: A
+    /// The lane for keys the switch sends to ``CacheLevelSwitchResult/cacheB``.
     public let cacheB: B
     @usableFromInline let choose: @Sendable (Key) -> CacheLevelSwitchResult
 
+    /// Two lanes; `switchClosure` chooses one for each key, on every operation.
     public init(cacheA: A, cacheB: B, switchClosure: @escaping @Sendable (Key) -> CacheLevelSwitchResult) {
         self.cacheA = cacheA
         self.cacheB = cacheB

@@ -1,11 +1,15 @@
 /// A read-only level whose values go through a one-way transformation.
 public struct TransformedFetcher<Inner: CacheLevel, NewValue: Sendable>: Fetcher {
+    /// The inner level's key.
     public typealias Key = Inner.Key
+    /// The transformed value.
     public typealias Value = NewValue
 
+    /// The level whose values are transformed.
     public let inner: Inner
     @usableFromInline let forward: @Sendable (Inner.Value) async throws -> NewValue
 
+    /// `inner` read through `transform`.
     public init(_ inner: Inner, transform: @escaping @Sendable (Inner.Value) async throws -> NewValue) {
         self.inner = inner
         self.forward = transform

@@ -10,13 +10,17 @@
 /// with a ``LevelFailure`` naming the level and key; a set that fails so
 /// also removes the old value (a back-fill's leaves it: it follows a miss).
 public struct ValueTransformedCache<Inner: CacheLevel, NewValue: Sendable>: WrapperLevel {
+    /// The inner level's key.
     public typealias Key = Inner.Key
+    /// The value callers see, transformed from the inner level's.
     public typealias Value = NewValue
 
     public let inner: Inner
     @usableFromInline let forward: @Sendable (Inner.Key, Inner.Value) async throws -> NewValue
     @usableFromInline let inverse: @Sendable (Inner.Key, NewValue) async throws -> Inner.Value
 
+    /// `inner` with values turned by `transform` on the way out and by
+    /// `inverseTransform` on the way in; each receives the key.
     public init(
         _ inner: Inner,
         transform: @escaping @Sendable (Inner.Key, Inner.Value) async throws -> NewValue,

@@ -12,6 +12,7 @@ public final class AsyncSemaphore: Sendable {
     /// The number of permits.
     public let limit: Int
 
+    /// A semaphore with `limit` permits, all available; `limit` must be at least 1.
     public init(limit: Int) {
         precondition(limit > 0, "AsyncSemaphore needs at least one permit")
         self.limit = limit

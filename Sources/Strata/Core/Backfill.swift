@@ -5,6 +5,7 @@
 /// since the read missed, so that value is newer. It keeps the lower entry's
 /// deadline (never a fresh TTL), capped at the receiving level's own TTL.
 public struct Backfill<Value: Sendable>: Sendable {
+    /// The value the lower level returned.
     public var value: Value
     /// The lower entry's deadline (`nil`: none).
     public var expiresAt: CacheInstant?
@@ -14,6 +15,8 @@ public struct Backfill<Value: Sendable>: Sendable {
     /// before a remove may carry what the remove ended.
     public var readStartedAt: ContinuousClock.Instant?
 
+    /// A back-fill of `value` with the lower entry's deadline, read from a read
+    /// begun at `readStartedAt` (`nil`: unknown).
     public init(value: Value, expiresAt: CacheInstant?, readStartedAt: ContinuousClock.Instant? = nil) {
         self.value = value
         self.expiresAt = expiresAt

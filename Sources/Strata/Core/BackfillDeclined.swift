@@ -4,5 +4,6 @@
 /// as skipped. Shared stores throw it (disk, key-value store, Redis); a memory
 /// level, ordered by its stack, never does.
 public struct BackfillDeclined: Error, Equatable, Sendable {
+    /// The answer of a level that holds a newer value than the back-fill's.
     public init() {}
 }

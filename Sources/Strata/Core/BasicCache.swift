@@ -5,8 +5,11 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     public typealias GetIfPresent = @Sendable (Key) async throws -> Value?
     /// Throws ``FetchError/valueNotInCache`` on a miss (Carlos's form).
     public typealias Get = @Sendable (Key) async throws -> Value
+    /// Stores the value under the key.
     public typealias Store = @Sendable (Value, Key) async throws -> Void
+    /// Removes the key's value; removing an absent key is not an error.
     public typealias Remove = @Sendable (Key) async throws -> Void
+    /// A clear, a memory warning or a wait for pending writes: no key, never fails.
     public typealias Action = @Sendable () async -> Void
 
     @usableFromInline let getIfPresentClosure: GetIfPresent

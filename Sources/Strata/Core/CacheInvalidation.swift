@@ -29,6 +29,7 @@ extension CacheInvalidation {
 /// a shared store keeps one, hands out its ``add(_:)``'s subscriptions from
 /// ``CacheLevel/subscribe(_:)`` and calls ``publish(_:)``.
 public final class InvalidationListeners<Key: Sendable>: Sendable {
+    /// Called with each change the level publishes.
     public typealias Listener = @Sendable (CacheInvalidation<Key>) async -> Void
 
     private struct State {

@@ -17,7 +17,9 @@
 /// `NonisolatedNonsendingByDefault`), so a caller on an actor pays no executor hop
 /// per request; levels that block (disk IO) offload that work themselves.
 public protocol CacheLevel<Key, Value>: Sendable {
+    /// What the level is addressed by.
     associatedtype Key: Sendable
+    /// What the level stores or returns for a key.
     associatedtype Value: Sendable
 
     /// The value for `key`, or `nil` on a miss (or when a condition skips this
@@ -141,10 +143,12 @@ public protocol CacheLevel<Key, Value>: Sendable {
 
 /// A value read from a level together with its expiry.
 public struct CacheEntry<Value: Sendable>: Sendable {
+    /// The value the level stored or a loader returned.
     public var value: Value
     /// When the entry expires, or `nil` for never (or unknown to the level).
     public var expiresAt: CacheInstant?
 
+    /// An entry holding `value` until `expiresAt` (`nil`: no deadline).
     @inlinable
     public init(value: Value, expiresAt: CacheInstant? = nil) {
         self.value = value

@@ -13,7 +13,22 @@ public enum FetchError: Error, Equatable, Hashable, Sendable {
 
 /// What a level was asked to do when it failed.
 public enum CacheOperation: String, Sendable, Equatable, Hashable {
-    case get, set, remove, clear, transformKey, transformValue, inverseTransformValue, condition
+    /// A read of a key.
+    case get
+    /// A set of a key, with or without a deadline.
+    case set
+    /// A remove of a key.
+    case remove
+    /// A clear of every key.
+    case clear
+    /// A key transformer turning a key into the inner level's (``KeyTransformedCache``).
+    case transformKey
+    /// A value transformer on the way out, turning a value read (``ValueTransformedCache``).
+    case transformValue
+    /// A value transformer on the way in, turning a value to store (``ValueTransformedCache``).
+    case inverseTransformValue
+    /// A level's condition deciding whether it takes part (``ConditionedCache``).
+    case condition
 }
 
 /// One level's failure, naming the level and the key.
@@ -27,6 +42,7 @@ public struct LevelFailure: Error, Sendable, CustomStringConvertible {
     /// The level's own error.
     public let underlying: any Error
 
+    /// The failure of `level` at `operation` on `key`, caused by `underlying`.
     public init(level: String, operation: CacheOperation, key: some Sendable, underlying: any Error) {
         self.level = level
         self.operation = operation
@@ -34,6 +50,7 @@ public struct LevelFailure: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// One line: `<level>: <operation> <key> failed: <underlying error>`.
     public var description: String {
         "\(level): \(operation.rawValue) \(key) failed: \(underlying)"
     }
@@ -45,10 +62,12 @@ public struct LevelFailure: Error, Sendable, CustomStringConvertible {
 /// level failed with a real error (all-miss throws ``FetchError/valueNotInCache``).
 /// For a set or remove it names every level whose write failed.
 public struct LevelsFailedError: Error, Sendable, CustomStringConvertible {
+    /// What the levels were asked to do.
     public let operation: CacheOperation
     /// Each failing level, top of the pipeline first.
     public let failures: [LevelFailure]
 
+    /// `operation` failed in each of `failures`, top level first.
     public init(operation: CacheOperation, failures: [LevelFailure]) {
         self.operation = operation
         self.failures = failures
@@ -57,6 +76,7 @@ public struct LevelsFailedError: Error, Sendable, CustomStringConvertible {
     /// Names of the failing levels, top first.
     public var failingLevels: [String] { failures.map(\.level) }
 
+    /// One line: the operation, then each failure, top level first.
     public var description: String {
         "\(operation.rawValue) failed in \(failures.count) level(s): "
             + failures.map(\.description).joined(separator: "; ")

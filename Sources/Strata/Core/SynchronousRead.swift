@@ -13,6 +13,7 @@ public struct SynchronousRead<Key: Sendable, Value: Sendable>: Sendable {
     /// The entry (value and expiry) for a key, or `nil` when this read does not answer.
     public let entry: @Sendable (Key) -> CacheEntry<Value>?
 
+    /// Reads from two closures, which must agree: `value` answers when `entry` does, with its value.
     @inlinable
     public init(value: @escaping @Sendable (Key) -> Value?, entry: @escaping @Sendable (Key) -> CacheEntry<Value>?) {
         self.value = value

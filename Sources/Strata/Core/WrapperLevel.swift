@@ -6,6 +6,7 @@
 /// so no wrapper can forget to wait for the back-fills below it. Reads and
 /// writes are never forwarded by default: each wrapper says what it does to them.
 public protocol WrapperLevel: CacheLevel {
+    /// The type of the wrapped level.
     associatedtype Inner: CacheLevel
     /// The wrapped level.
     var inner: Inner { get }
@@ -18,6 +19,7 @@ extension WrapperLevel {
     public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
     public var sharesReadsInFlight: Bool { inner.sharesReadsInFlight }
     public func lostCoherence() { inner.lostCoherence() }
+    /// The inner level's: a wrapper value is told apart by the level it wraps.
     public var stackIdentity: ObjectIdentifier? { inner.stackIdentity }
     /// Keys of another type than the inner level's: every read in flight below ends its sharing.
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { inner.endSharingReads(.all) }
@@ -41,6 +43,7 @@ extension WrapperLevel where Key == Inner.Key, Value == Inner.Value {
 }
 
 extension WrapperLevel where Key == Inner.Key {
+    /// The inner level's reads in flight for these keys end their sharing.
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { inner.endSharingReads(invalidation) }
 
     /// A change reported from elsewhere reaches the inner level as such

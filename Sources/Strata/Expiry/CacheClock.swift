@@ -4,8 +4,10 @@ import Synchronization
 /// A point in wall-clock time, in nanoseconds since 1970. Expiry is stored in
 /// this form so it survives restarts (disk) and compares cheaply (memory).
 public struct CacheInstant: Comparable, Hashable, Sendable, Codable {
+    /// Nanoseconds since 1970-01-01 00:00 UTC (negative before it).
     public var nanosecondsSince1970: Int64
 
+    /// The instant `nanosecondsSince1970` nanoseconds after 1970-01-01 00:00 UTC.
     public init(nanosecondsSince1970: Int64) { self.nanosecondsSince1970 = nanosecondsSince1970 }
 
     /// The instant of `date`; dates beyond what nanoseconds since 1970 can hold
@@ -21,6 +23,7 @@ public struct CacheInstant: Comparable, Hashable, Sendable, Codable {
         }
     }
 
+    /// This instant as a `Date` (to the precision of a `Double`).
     public var date: Date { Date(timeIntervalSince1970: Double(nanosecondsSince1970) / 1e9) }
 
     /// This instant moved by `duration` (saturating).
@@ -35,6 +38,7 @@ public struct CacheInstant: Comparable, Hashable, Sendable, Codable {
         return advanced(by: ttl)
     }
 
+    /// Whether `lhs` comes before `rhs`.
     public static func < (lhs: CacheInstant, rhs: CacheInstant) -> Bool {
         lhs.nanosecondsSince1970 < rhs.nanosecondsSince1970
     }
@@ -54,12 +58,15 @@ extension Duration {
 /// Where levels read the time from. Inject a ``TestClock`` to test expiry
 /// without sleeping.
 public protocol CacheClock: Sendable {
+    /// The current time on this clock.
     func now() -> CacheInstant
 }
 
 /// The system's wall clock.
 public struct SystemClock: CacheClock {
+    /// The system's wall clock.
     public init() {}
+    /// `CLOCK_REALTIME`, to the nanosecond.
     public func now() -> CacheInstant {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
@@ -71,10 +78,12 @@ public struct SystemClock: CacheClock {
 public final class TestClock: CacheClock {
     private let nanos: Atomic<Int64>
 
+    /// A clock stopped at `start` (by default 2023-11-14 22:13:20 UTC) until ``advance(by:)``.
     public init(_ start: CacheInstant = CacheInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)) {
         nanos = Atomic(start.nanosecondsSince1970)
     }
 
+    /// The instant the clock was started at, moved by every ``advance(by:)`` so far.
     public func now() -> CacheInstant { CacheInstant(nanosecondsSince1970: nanos.load(ordering: .relaxed)) }
 
     /// Moves the clock forward (saturating at the largest representable instant).

@@ -5,6 +5,7 @@ public enum ExpiryError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A TTL that is negative, or not a number.
     case invalidTTL(String)
 
+    /// One line naming the rejected TTL.
     public var description: String {
         switch self {
         case .invalidTTL(let ttl): "invalid TTL \(ttl): a TTL must be zero or positive"
@@ -82,14 +83,18 @@ extension CacheLevel {
 
 /// A level whose sets carry an expiry: see ``CacheLevel/expires(at:)``.
 public struct ExpiringCache<Inner: CacheLevel>: WrapperLevel {
+    /// The inner level's key.
     public typealias Key = Inner.Key
+    /// The inner level's value.
     public typealias Value = Inner.Value
 
     public let inner: Inner
+    /// When entries set through this level expire.
     public let expiry: Expiry
     /// The clock deadlines are computed from.
     public let clock: any CacheClock
 
+    /// `inner` with sets expiring per `expiry`, measured on `clock`.
     public init(_ inner: Inner, expiry: Expiry, clock: any CacheClock = SystemClock()) {
         self.inner = inner
         self.expiry = expiry

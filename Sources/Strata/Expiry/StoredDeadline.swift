@@ -10,6 +10,8 @@
 ///   10 s at most, as FusionCache's memory duration bounds what it copies
 ///   from its distributed level).
 public enum StoredDeadline {
+    /// The deadline to store a write with, by the rule above (`nil`: never expires).
+    ///
     /// - Parameters:
     ///   - given: the write's deadline, if it carries one.
     ///   - backfill: whether the write is a back-fill.

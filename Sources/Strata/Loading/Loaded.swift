@@ -3,6 +3,9 @@
 /// A `nil` TTL keeps a value for as long as the levels keep it, and does not
 /// remember a miss.
 public enum Loaded<Value: Sendable>: Sendable {
+    /// The loader found `Value`: stored in the levels, kept for `ttl`.
     case value(Value, ttl: Duration?)
+    /// The origin has no value: the miss is remembered for `ttl`, so gets of
+    /// the key answer it without loading until then.
     case notFound(ttl: Duration?)
 }
