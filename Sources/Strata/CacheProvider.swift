@@ -50,8 +50,11 @@ public enum CacheProvider {
             .transformValues(ImageTransformer()).normalize()
     }
 
+    /// One ``dataCache(directory:memoryCapacity:diskCapacity:session:)`` with the defaults, made at first use.
     public static let sharedDataCache = dataCache()
+    /// One ``jsonCache(directory:memoryCapacity:diskCapacity:session:)`` with the defaults, made at first use.
     public static let sharedJSONCache = jsonCache()
+    /// One ``imageCache(directory:memoryCapacity:diskCapacity:session:)`` with the defaults, made at first use.
     public static let sharedImageCache = imageCache()
 
     static func pipeline(kind: String, directory: URL?, memoryCapacity: Int, diskCapacity: Int,

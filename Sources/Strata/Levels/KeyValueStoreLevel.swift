@@ -35,8 +35,11 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
     }
 
     public let name: String
+    /// The domain's property list, `<directory>/<name>.plist` (a character of
+    /// `name` other than a letter, digit, `-`, `_` or `.` becomes `_`).
     public let file: URL
     public let clock: any CacheClock
+    /// How values become the bytes stored in the domain.
     public let codec: CacheCodec<Value>
     let defaultTTL: Duration?
     /// The soft copy and the file version it was read from (`nil`: no file).
@@ -49,6 +52,9 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
     private let writes = Mutex(())
     private let logger = Logger(label: "strata.kv")
 
+    /// The domain `name`, in ``file``; the directory is created here, the
+    /// file read at the first operation.
+    ///
     /// - Parameters:
     ///   - name: the domain; also the file name.
     ///   - directory: default `$XDG_CACHE_HOME/strata`; created 0700 if missing.
@@ -259,6 +265,7 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
 }
 
 extension KeyValueStoreLevel where Value == Data {
+    /// The domain `name`, holding bytes as they are (``CacheCodec/data``).
     public convenience init(name: String, directory: URL? = nil, defaultTTL: Duration? = nil,
                             clock: any CacheClock = SystemClock()) throws {
         try self.init(name: name, directory: directory, codec: .data, defaultTTL: defaultTTL, clock: clock)
@@ -266,6 +273,7 @@ extension KeyValueStoreLevel where Value == Data {
 }
 
 extension KeyValueStoreLevel where Value == String {
+    /// The domain `name`, holding UTF-8 text (``CacheCodec/string``).
     public convenience init(name: String, directory: URL? = nil, defaultTTL: Duration? = nil,
                             clock: any CacheClock = SystemClock()) throws {
         try self.init(name: name, directory: directory, codec: .string, defaultTTL: defaultTTL, clock: clock)
@@ -273,6 +281,7 @@ extension KeyValueStoreLevel where Value == String {
 }
 
 extension KeyValueStoreLevel where Value: Codable {
+    /// The domain `name`, holding values as JSON (``CacheCodec/json(encoder:decoder:)``).
     public convenience init(name: String, directory: URL? = nil, defaultTTL: Duration? = nil,
                             clock: any CacheClock = SystemClock()) throws {
         try self.init(name: name, directory: directory, codec: .json(), defaultTTL: defaultTTL, clock: clock)

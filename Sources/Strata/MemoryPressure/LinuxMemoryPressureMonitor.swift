@@ -4,15 +4,18 @@ import Synchronization
 
 /// One reading of the machine's (and the process cgroup's) memory.
 public struct MemoryReading: Sendable, Equatable {
-    /// `MemTotal` and `MemAvailable` from `/proc/meminfo`, in bytes.
+    /// `MemTotal` from `/proc/meminfo`, in bytes.
     public var total: Int?
+    /// `MemAvailable` from `/proc/meminfo`, in bytes.
     public var available: Int?
-    /// cgroup v2 `memory.current` and `memory.max` (nil when unlimited or absent).
+    /// cgroup v2 `memory.current`, in bytes (nil when absent).
     public var cgroupCurrent: Int?
+    /// cgroup v2 `memory.max`, in bytes (nil when unlimited or absent).
     public var cgroupLimit: Int?
     /// cgroup v2 `memory.events` counters (`high`, `max`, `oom`, …).
     public var cgroupEvents: [String: Int] = [:]
 
+    /// A reading of the given figures (`nil`: not known); tests build them by hand.
     public init(total: Int? = nil, available: Int? = nil, cgroupCurrent: Int? = nil,
                 cgroupLimit: Int? = nil, cgroupEvents: [String: Int] = [:]) {
         self.total = total
@@ -100,13 +103,19 @@ public final class LinuxMemoryPressureMonitor: Sendable {
         var timer: (any DispatchSourceTimer)?
     }
 
+    /// The source warnings are delivered to.
     public let source: MemoryPressure
+    /// How often memory is read while the monitor runs.
     public let interval: Duration
+    /// The share of memory (of the total, or of the cgroup limit) below which
+    /// available memory is pressure.
     public let availableFraction: Double
     private let reader: @Sendable () -> MemoryReading
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "strata.memory-pressure", qos: .utility)
 
+    /// A monitor delivering to `source`, reading memory through `reader`
+    /// every `interval` from ``start()`` on.
     public init(
         source: MemoryPressure = .shared,
         interval: Duration = .seconds(1),

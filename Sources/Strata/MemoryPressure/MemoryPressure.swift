@@ -18,6 +18,7 @@ public final class MemoryPressure: Sendable {
     private let nextID = Atomic<UInt64>(0)
     private let delivered = Atomic<Int>(0)
 
+    /// A source of its own, with no subscribers (``shared`` is the default one).
     public init() {}
 
     /// Calls `handler` on every warning until ``unsubscribe(_:)``.

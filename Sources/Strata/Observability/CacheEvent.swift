@@ -2,8 +2,22 @@ import Synchronization
 
 /// One operation observed by an ``InstrumentedCache``.
 public struct CacheEvent: Sendable, Equatable, CustomStringConvertible {
+    /// How an operation ended.
     public enum Outcome: String, Sendable, Equatable {
-        case hit, miss, error, stored, removed, cleared, memoryWarning
+        /// A get found a value.
+        case hit
+        /// A get found none.
+        case miss
+        /// The operation failed; ``CacheEvent/error`` says why.
+        case error
+        /// A set or a back-fill stored its value.
+        case stored
+        /// A remove ended.
+        case removed
+        /// A clear ended.
+        case cleared
+        /// The level handled a memory warning.
+        case memoryWarning
         /// A back-fill the level turned down: it holds a newer value (``BackfillDeclined``).
         case declined
         /// Dropped because a level below reported a change made elsewhere
@@ -16,11 +30,15 @@ public struct CacheEvent: Sendable, Equatable, CustomStringConvertible {
         case timedOut
     }
 
+    /// The name of the level observed (see ``CacheLevel/name``).
     public let level: String
+    /// What the level was asked to do.
     public let operation: CacheOperation
+    /// How it ended.
     public let outcome: Outcome
     /// A printable, length-limited key (empty for clear and memory warnings).
     public let key: String
+    /// How long the operation took (for ``Outcome/stale``, the value's age).
     public let duration: Duration
     /// `true` for the write-back of a value found in a lower level.
     public let isBackfill: Bool
@@ -33,6 +51,7 @@ public struct CacheEvent: Sendable, Equatable, CustomStringConvertible {
     /// credited to another key of the same trace.
     public let missReason: MissReason?
 
+    /// An event with these fields; levels make them, tests and custom levels may too.
     public init(level: String, operation: CacheOperation, outcome: Outcome, key: String,
                 duration: Duration, isBackfill: Bool, error: String?, missReason: MissReason? = nil) {
         self.level = level
@@ -45,6 +64,7 @@ public struct CacheEvent: Sendable, Equatable, CustomStringConvertible {
         self.missReason = missReason
     }
 
+    /// One line: level, operation (or back-fill), key, outcome and duration in milliseconds.
     public var description: String {
         let ms = Double(duration.nanoseconds) / 1e6
         var text = "\(level) \(isBackfill ? "back-fill" : operation.rawValue) \(key) \(outcome.rawValue)"

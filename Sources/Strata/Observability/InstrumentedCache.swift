@@ -15,10 +15,13 @@ import Logging
 /// ``StatisticsCounter/latencySampleRate`` (every get when someone watches
 /// events or trace logging is on). Everything else is off the hit path.
 public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
+    /// The inner level's key.
     public typealias Key = Inner.Key
+    /// The inner level's value.
     public typealias Value = Inner.Value
 
     public let inner: Inner
+    /// The counters, latencies and event stream of this level.
     public let statistics: LevelStatistics
     /// `statistics.counters` and `statistics.bus`, held here so a get reaches
     /// them in one load.

@@ -8,6 +8,7 @@ public final class LatencyHistogram: Sendable {
     static let bucketCount = 41 * 4
     private let buckets: InlineArray<164, Atomic<UInt64>>
 
+    /// An empty histogram.
     public init() {
         buckets = InlineArray { _ in Atomic(0) }
     }
@@ -34,6 +35,7 @@ public final class LatencyHistogram: Sendable {
         buckets[Self.bucket(for: nanoseconds)].add(1, ordering: .relaxed)
     }
 
+    /// Records one observation of `duration` (negative durations as zero).
     public func record(_ duration: Duration) {
         record(nanoseconds: UInt64(clamping: max(duration.nanoseconds, 0)))
     }
@@ -56,10 +58,13 @@ public struct LatencySnapshot: Sendable, Equatable {
     /// Observations per bucket (``LatencyHistogram``'s log-linear buckets).
     public let counts: [UInt64]
 
+    /// A snapshot of these bucket counts, one per ``LatencyHistogram`` bucket
+    /// (as ``LatencyHistogram/snapshot()`` makes them).
     public init(counts: [UInt64]) {
         self.counts = counts
     }
 
+    /// The number of observations.
     public var total: UInt64 { counts.reduce(0, +) }
 
     /// The observations recorded between `earlier` and this snapshot (of the

@@ -20,10 +20,12 @@ public final class RequestTrace: Sendable {
     /// reading the task-local ``CacheContext/trace`` on every get.
     @usableFromInline static let liveCount = Atomic<Int>(0)
 
+    /// An empty trace; run a request under it with ``record(_:)``.
     public init() { Self.liveCount.add(1, ordering: .relaxed) }
 
     deinit { Self.liveCount.subtract(1, ordering: .relaxed) }
 
+    /// Adds `event` to the trace and wakes those waiting for it; levels call it.
     public func append(_ event: CacheEvent) {
         let ready = state.withLock { state -> [WaiterQueue<Void>.Continuation] in
             state.events.append(event)

@@ -41,10 +41,13 @@ import Synchronization
 /// below fail or are slow, and refreshes entries before they expire (see
 /// ``CacheLevel/failSafe(maxStale:softTimeout:hardTimeout:capacity:)``).
 public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.Key: Hashable {
+    /// The inner level's key.
     public typealias Key = Inner.Key
+    /// The inner level's value.
     public typealias Value = Inner.Value
 
     public let inner: Inner
+    /// Fail-safe, timeouts and refresh-ahead, as given.
     public let options: ResilienceOptions
     /// Last known values; `nil` when fail-safe is off.
     @usableFromInline let known: LastKnownValues<Key, Value>?
@@ -58,6 +61,8 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
     /// a store's report of one is no change made by others.
     let writer = StackWriters.next()
 
+    /// `inner` answering and refreshing per `options`, on the clock of the
+    /// first level below with one (else the system's).
     public init(_ inner: Inner, options: ResilienceOptions) {
         self.inner = inner
         self.options = options
@@ -265,6 +270,7 @@ public struct ResilienceOptions: Sendable, Equatable {
     /// Last known values kept at most.
     public var capacity: Int
 
+    /// Options with everything off but what is given; `refreshAhead` is clamped to 0...1.
     public init(maxStale: Duration? = nil, softTimeout: Duration? = nil, hardTimeout: Duration? = nil,
                 refreshAhead: Double? = nil, capacity: Int = 10_000) {
         self.maxStale = maxStale
@@ -278,7 +284,9 @@ public struct ResilienceOptions: Sendable, Equatable {
 /// A get that waited longer than its level's hard timeout (the cause of a
 /// ``LevelFailure``; the read goes on in the background).
 public struct CacheTimeout: Error, Sendable, CustomStringConvertible {
+    /// The hard timeout the get waited.
     public let after: Duration
+    /// `timed out after <duration>`.
     public var description: String { "timed out after \(after)" }
 }
 

@@ -2,10 +2,23 @@ import Foundation
 
 /// An encoded image and what its header says: no decoding, no UIKit.
 public struct CachedImage: Sendable, Equatable {
-    public enum Format: String, Sendable, Equatable { case png, jpeg, gif, webp }
+    /// The image formats whose headers are read.
+    public enum Format: String, Sendable, Equatable {
+        /// PNG (size from the `IHDR` chunk).
+        case png
+        /// JPEG (size from the first start-of-frame marker).
+        case jpeg
+        /// GIF (size from the logical screen descriptor).
+        case gif
+        /// WebP: lossy (VP8), lossless (VP8L) or extended (VP8X).
+        case webp
+    }
 
+    /// The format the header names.
     public let format: Format
+    /// The width in pixels, from the header.
     public let width: Int
+    /// The height in pixels, from the header.
     public let height: Int
     /// The encoded bytes, unchanged.
     public let data: Data
@@ -13,7 +26,9 @@ public struct CachedImage: Sendable, Equatable {
 
 /// Why bytes are not an image this transformer understands.
 public enum ImageTransformerError: Error, Equatable, Sendable {
+    /// The bytes start as no format read here, or the header is invalid.
     case notAnImage
+    /// The bytes start as an image of this format but end before its size.
     case truncated(CachedImage.Format)
 }
 
@@ -21,11 +36,16 @@ public enum ImageTransformerError: Error, Equatable, Sendable {
 /// headers for format and size; anything else throws ``ImageTransformerError``.
 /// The inverse returns the original bytes.
 public struct ImageTransformer: TwoWayTransformer {
+    /// The transformer; it has no settings.
     public init() {}
 
+    /// The image in `value` (see ``parse(_:)``).
     public func transform(_ value: Data) async throws -> CachedImage { try Self.parse(value) }
+    /// The image's original bytes.
     public func inverseTransform(_ value: CachedImage) async throws -> Data { value.data }
 
+    /// Reads format and size from the header in the first 64 KiB of `data`;
+    /// bytes that are not such an image throw ``ImageTransformerError``.
     public static func parse(_ data: Data) throws -> CachedImage {
         let b = [UInt8](data.prefix(64 * 1024))
         func be16(_ i: Int) -> Int { Int(b[i]) << 8 | Int(b[i + 1]) }

@@ -1,7 +1,11 @@
 /// Turns a value into another, possibly asynchronously, possibly failing.
 public protocol OneWayTransformer<TypeIn, TypeOut>: Sendable {
+    /// What the transformer takes.
     associatedtype TypeIn: Sendable
+    /// What the transformer gives.
     associatedtype TypeOut: Sendable
+    /// `value` transformed; a failure fails the request (a ``FetchError``
+    /// declines the value: the level skips it).
     func transform(_ value: TypeIn) async throws -> TypeOut
 }
 
@@ -9,10 +13,12 @@ public protocol OneWayTransformer<TypeIn, TypeOut>: Sendable {
 public struct OneWayTransformationBox<TypeIn: Sendable, TypeOut: Sendable>: OneWayTransformer {
     @usableFromInline let transformClosure: @Sendable (TypeIn) async throws -> TypeOut
 
+    /// A transformer calling `transform`.
     public init(transform: @escaping @Sendable (TypeIn) async throws -> TypeOut) {
         self.transformClosure = transform
     }
 
+    /// The closure's result for `value`.
     @inlinable public func transform(_ value: TypeIn) async throws -> TypeOut { try await transformClosure(value) }
 }
 

@@ -1,5 +1,6 @@
 /// A transformer that can also go back.
 public protocol TwoWayTransformer<TypeIn, TypeOut>: OneWayTransformer {
+    /// `value` turned back: `inverseTransform(transform(v))` gives back `v`.
     func inverseTransform(_ value: TypeOut) async throws -> TypeIn
 }
 
@@ -8,6 +9,7 @@ public struct TwoWayTransformationBox<TypeIn: Sendable, TypeOut: Sendable>: TwoW
     @usableFromInline let transformClosure: @Sendable (TypeIn) async throws -> TypeOut
     @usableFromInline let inverseClosure: @Sendable (TypeOut) async throws -> TypeIn
 
+    /// A transformer calling `transform` forwards and `inverseTransform` back.
     public init(
         transform: @escaping @Sendable (TypeIn) async throws -> TypeOut,
         inverseTransform: @escaping @Sendable (TypeOut) async throws -> TypeIn
@@ -16,7 +18,9 @@ public struct TwoWayTransformationBox<TypeIn: Sendable, TypeOut: Sendable>: TwoW
         self.inverseClosure = inverseTransform
     }
 
+    /// The forward closure's result for `value`.
     @inlinable public func transform(_ value: TypeIn) async throws -> TypeOut { try await transformClosure(value) }
+    /// The inverse closure's result for `value`.
     @inlinable public func inverseTransform(_ value: TypeOut) async throws -> TypeIn { try await inverseClosure(value) }
 }
 

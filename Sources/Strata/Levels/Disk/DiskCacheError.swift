@@ -20,6 +20,7 @@ public enum DiskCacheError: Error, Equatable, Sendable, CustomStringConvertible 
     /// remove it turns away writes and deletes nothing.
     case shutDown(path: String)
 
+    /// One line naming the path (or the sizes) and the system's reason.
     public var description: String {
         switch self {
         case .directoryNotWritable(let path, let code): "cache directory \(path) is not writable: \(Self.text(code))"

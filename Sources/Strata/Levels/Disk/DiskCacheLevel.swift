@@ -58,10 +58,13 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
     /// Entries up to this many bytes are read and written on the caller's thread.
     package static var inlineIOLimit: Int { 64 * 1024 }
 
+    /// The directory holding the entries' files and the index.
     public let directory: URL
+    /// The most bytes the entries may take; past it, the policy evicts.
     public let capacity: Int
     public let name: String
     public let clock: any CacheClock
+    /// How values become the bytes of the entries' files.
     public let codec: CacheCodec<Value>
     /// How entries are chosen for eviction.
     public let policy: EvictionPolicy

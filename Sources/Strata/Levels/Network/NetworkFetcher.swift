@@ -15,6 +15,7 @@ public enum NetworkFetcherError: Error, Sendable, CustomStringConvertible {
     /// The body is (or was announced) over `maxResponseSize`; the request was cancelled.
     case tooLarge(url: URL?, limit: Int)
 
+    /// One line: the status and the start of the body, or what failed, with the URL.
     public var description: String {
         switch self {
         case .status(let code, let body, let url):
@@ -270,11 +271,19 @@ final class DelegateQueue: OperationQueue, @unchecked Sendable {
 
 /// What an ``HTTPFetcher`` can be keyed by: a `URL` or a whole `URLRequest`.
 public protocol HTTPRequestConvertible: Sendable {
+    /// The request to send for this key.
     var urlRequest: URLRequest { get }
 }
 
-extension URL: HTTPRequestConvertible { public var urlRequest: URLRequest { URLRequest(url: self) } }
-extension URLRequest: HTTPRequestConvertible { public var urlRequest: URLRequest { self } }
+extension URL: HTTPRequestConvertible {
+    /// A GET of this URL with the session's defaults.
+    public var urlRequest: URLRequest { URLRequest(url: self) }
+}
+
+extension URLRequest: HTTPRequestConvertible {
+    /// The request itself: its method, headers and body are sent as they are.
+    public var urlRequest: URLRequest { self }
+}
 
 /// The origin level: fetches over HTTP(S) with `URLSession`, keyed by `URL`
 /// (``NetworkFetcher``) or `URLRequest` (``URLRequestFetcher``: headers, method, body).
@@ -286,11 +295,14 @@ extension URLRequest: HTTPRequestConvertible { public var urlRequest: URLRequest
 /// Cancelling the calling task cancels the request. A fetcher and its copies
 /// share one `URLSession` of their own, made from the configuration given.
 public struct HTTPFetcher<Key: HTTPRequestConvertible>: Fetcher {
+    /// The body of a 2xx answer.
     public typealias Value = Data
 
     let loader: HTTPLoader
     public let name: String
 
+    /// A fetcher whose session is made from `session`'s configuration.
+    ///
     /// - Parameters:
     ///   - name: the level's name in errors, logs and statistics.
     ///   - session: its `configuration` (cookies, cache, headers, protocol
