@@ -39,10 +39,12 @@ public final class EventLoopTaskExecutor: TaskExecutor {
     /// The loops jobs run on.
     public let group: any EventLoopGroup
 
+    /// An executor running jobs on `group`'s loops, which must outlive the tasks.
     public init(group: any EventLoopGroup) {
         self.group = group
     }
 
+    /// Runs `job` on one of the group's loops (whichever `any()` picks).
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         group.any().execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }

@@ -12,6 +12,8 @@ public struct RESPLimits: Sendable, Equatable {
     /// Longest simple line (`+`, `-`, `:`, `,`, `(` …) without its CRLF.
     public let maxLineLength: Int
 
+    /// Caps of these sizes; the defaults are ``default``'s.
+    ///
     /// - Precondition: every cap is positive and `maxDepth` is at most 1024
     ///   (values are released recursively).
     public init(maxBulkLength: Int = 512 * 1024 * 1024, maxAggregateCount: Int = 1 << 24, maxDepth: Int = 64,
@@ -24,5 +26,7 @@ public struct RESPLimits: Sendable, Equatable {
         self.maxLineLength = maxLineLength
     }
 
+    /// The default caps: 512 MiB bulk strings (Redis' own limit), 2^24
+    /// elements, depth 64, 64 KiB lines.
     public static let `default` = RESPLimits()
 }

@@ -1,6 +1,7 @@
 /// Why ``RESPParser`` rejected the server's bytes. After one of these the
 /// stream cannot be resynchronised: the connection is closed.
 public struct RESPParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The kinds of rejection.
     public enum Kind: Sendable, Equatable {
         /// Not RESP: an unknown type byte, a bad number, a missing CRLF.
         case malformed
@@ -10,13 +11,17 @@ public struct RESPParseError: Error, Sendable, Equatable, CustomStringConvertibl
         case tooLarge
     }
 
+    /// What kind of limit or rule the bytes broke.
     public var kind: Kind
+    /// What was wrong, in words (the byte, the length, the cap).
     public var message: String
 
-    public init(_ kind: Kind, _ message: String) {
+    /// An error of `kind` saying `message` (made by the parser only).
+    package init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message
     }
 
+    /// `<kind>: <message>`.
     public var description: String { "\(kind): \(message)" }
 }

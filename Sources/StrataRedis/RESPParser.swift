@@ -12,6 +12,7 @@ import NIOCore
 ///
 /// After it throws, the parser stays failed: the stream cannot be resynchronised.
 public struct RESPParser: Sendable {
+    /// The caps this parser enforces.
     public let limits: RESPLimits
 
     private enum FrameKind {
@@ -34,6 +35,7 @@ public struct RESPParser: Sendable {
     private var scanned = 0
     private var failure: RESPParseError?
 
+    /// A parser at the start of a stream, enforcing `limits`.
     public init(limits: RESPLimits = .default) {
         self.limits = limits
     }

@@ -7,6 +7,7 @@ import NIOCore
 extension RESPValue: CustomStringConvertible {
     static var maxDescriptionLength: Int { 240 }
 
+    /// The reply in words: type, size and a short prefix (see above).
     public var description: String { clipped(describe(depth: 0), to: Self.maxDescriptionLength) }
 
     private func describe(depth: Int) -> String {

@@ -3,8 +3,11 @@ import NIOCore
 /// A reply from Redis: the RESP2 types, plus the RESP3 types so that a later
 /// `HELLO 3` (push frames, maps, …) needs no new parser.
 public enum RESPValue: Sendable, Equatable {
+    /// A simple string (`+OK`).
     case simpleString(String)
+    /// An error reply (`-ERR …`), with its text: an answer, not a thrown error.
     case error(String)
+    /// An integer (`:1`).
     case integer(Int)
     /// `nil` is RESP's null bulk string (`$-1`).
     case bulkString(ByteBuffer?)

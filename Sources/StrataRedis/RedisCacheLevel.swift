@@ -37,6 +37,7 @@ import Synchronization
 ///   process on the prefix must use them: a reader without leases would read
 ///   a lease as a value (with the `.data` codec) or as a miss.
 public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: ExpirableCacheLevel {
+    /// The connections commands go through (this level's own, or shared).
     public let client: RedisClient
     /// The prefix as stored: the one given, with a `:` appended unless it ends in one.
     public let prefix: [UInt8]
@@ -46,8 +47,11 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     let ownsClient: Bool
     /// This level's claim on its prefix (natural layout), given up when it goes.
     private let prefixClaim: RedisPrefixClaim?
+    /// How values become the bytes stored in Redis.
     public let codec: CacheCodec<Value>
+    /// The level's name in errors, logs and statistics (`redis` by default).
     public let name: String
+    /// This machine's wall clock, which `PTTL`s are turned into deadlines on.
     public let clock: any CacheClock = SystemClock()
     /// Whether this level reports changes made in Redis to the levels above it.
     public let invalidatesLevelsAbove: Bool
@@ -76,6 +80,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// Keys per `MGET` in ``entries(forKeys:maxConcurrency:)``.
     static var batchChunkSize: Int { 512 }
 
+    /// A level on a client of its own, made from `url`: ``shutdown()`` closes it.
+    ///
     /// - Parameters:
     ///   - invalidatesLevelsAbove: when a composition puts levels above this
     ///     one, keep them coherent with Redis through a dedicated RESP3
@@ -342,6 +348,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         }
     }
 
+    /// `GET`; a lease (with leases) is a miss, and a write kept during an
+    /// outage (``writesAwaitingReplay``) answers for its key.
     public func getIfPresent(_ key: Key) async throws -> Value? {
         await beginOperation()
         let name = redisKey(key)
@@ -488,10 +496,14 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         return entries
     }
 
+    /// A set with the level's `defaultTTL` (see ``set(_:forKey:expiresAt:)``).
     public func set(_ value: Value, forKey key: Key) async throws {
         try await set(value, forKey: key, expiresAt: nil)
     }
 
+    /// `SET` with `PX` for the time left until `expiresAt` (`nil`: the level's
+    /// `defaultTTL`; a deadline already past deletes the key); while Redis is
+    /// unreachable and an outage backlog is on, kept for replay instead.
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         await beginOperation()
         if let backlog, backlog.isActive { return keep(.set(value, expiresAt: expiresAt), of: key, in: backlog) }
@@ -881,6 +893,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
 }
 
 extension RedisCacheLevel where Value == Data {
+    /// A level on a client of its own, made from `url`, holding bytes as they are (`CacheCodec.data`);
+    /// see ``init(url:prefix:codec:defaultTTL:connections:commandTimeout:connectTimeout:name:invalidatesLevelsAbove:leases:keyLayout:outageBacklog:)``.
     public convenience init(url: String, prefix: String, defaultTTL: Duration? = nil, connections: Int = 2,
                             commandTimeout: Duration = .seconds(2), invalidatesLevelsAbove: Bool = true,
                             leases: Bool = false, keyLayout: RedisKeyLayout = .natural) throws {
@@ -891,6 +905,8 @@ extension RedisCacheLevel where Value == Data {
 }
 
 extension RedisCacheLevel where Value == String {
+    /// A level on a client of its own, made from `url`, holding UTF-8 text (`CacheCodec.string`);
+    /// see ``init(url:prefix:codec:defaultTTL:connections:commandTimeout:connectTimeout:name:invalidatesLevelsAbove:leases:keyLayout:outageBacklog:)``.
     public convenience init(url: String, prefix: String, defaultTTL: Duration? = nil, connections: Int = 2,
                             commandTimeout: Duration = .seconds(2), invalidatesLevelsAbove: Bool = true,
                             leases: Bool = false, keyLayout: RedisKeyLayout = .natural) throws {
@@ -901,6 +917,8 @@ extension RedisCacheLevel where Value == String {
 }
 
 extension RedisCacheLevel where Value: Codable {
+    /// A level on a client of its own, made from `url`, holding values as JSON (`CacheCodec.json()`);
+    /// see ``init(url:prefix:codec:defaultTTL:connections:commandTimeout:connectTimeout:name:invalidatesLevelsAbove:leases:keyLayout:outageBacklog:)``.
     public convenience init(url: String, prefix: String, defaultTTL: Duration? = nil, connections: Int = 2,
                             commandTimeout: Duration = .seconds(2), invalidatesLevelsAbove: Bool = true,
                             leases: Bool = false, keyLayout: RedisKeyLayout = .natural) throws {

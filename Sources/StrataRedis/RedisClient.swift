@@ -22,6 +22,7 @@ public final class RedisClient: Sendable {
         var drained: [CheckedContinuation<Void, Never>] = []
     }
 
+    /// Where the client connects, how many connections it pools, its timeouts.
     public let configuration: RedisConfiguration
     let group: any EventLoopGroup
     /// Runs tasks on the event loops of this client's connections (see ``EventLoopTaskExecutor``).
@@ -38,10 +39,14 @@ public final class RedisClient: Sendable {
     /// Whether this client talks to a Redis Cluster (see ``init(cluster:group:)``).
     public var isCluster: Bool { cluster != nil }
 
+    /// A client for `configuration`, its connections on `group`'s loops,
+    /// opened when first needed.
     public convenience init(configuration: RedisConfiguration, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.init(configuration: configuration, group: group) { try await RedisConnection.connect($0, group: $1) }
     }
 
+    /// A client for `redis://…` or `rediss://…` (see ``RedisConfiguration``);
+    /// a URL it cannot read throws.
     public convenience init(url: String) throws {
         self.init(configuration: try RedisConfiguration(url: url))
     }
@@ -258,6 +263,8 @@ public final class RedisClient: Sendable {
         }
     }
 
+    /// Sends a command given as text, each argument as UTF-8 (`send("GET", "k")`);
+    /// a server error reply throws ``RedisError/server(_:)``.
     public func send(_ arguments: String...) async throws -> RESPValue {
         try await send(arguments.map { Array($0.utf8) })
     }

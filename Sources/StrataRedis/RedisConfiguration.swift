@@ -11,11 +11,15 @@
 ///   trust roots, the server's name verified); pass `tls:` (or set ``tls``)
 ///   for a CA file, a client certificate, another server name.
 public struct RedisConfiguration: Sendable, Equatable {
+    /// The server's host name or IP address.
     public var host: String
+    /// The server's TCP port (6379 when the URL names none).
     public var port: Int
     /// The ACL user to authenticate as; `nil` for the default user. Needs a ``password``.
     public var username: String?
+    /// The password to authenticate with (`AUTH`); `nil`: none.
     public var password: String?
+    /// The database number (0 by default; any other is `SELECT`ed on each connection).
     public var database: Int
     /// TLS settings; `nil` for a plain TCP connection.
     public var tls: RedisTLS?
@@ -124,10 +128,12 @@ public struct RedisConfiguration: Sendable, Equatable {
 /// Descriptions show the password as `***`: a configuration printed or logged
 /// must not leak it (the default description would print every field).
 extension RedisConfiguration: CustomStringConvertible, CustomDebugStringConvertible {
+    /// `redis[s]://[user:***@]host:port/db (n connections)`, without the password.
     public var description: String {
         let credentials = password == nil ? "" : "\(username ?? ""):***@"
         return "\(tls == nil ? "redis" : "rediss")://\(credentials)\(host):\(port)/\(database) (\(connections) connections)"
     }
 
+    /// The ``description`` with the TLS settings, still without the password.
     public var debugDescription: String { "RedisConfiguration(\(description)\(tls.map { ", \($0)" } ?? ""))" }
 }

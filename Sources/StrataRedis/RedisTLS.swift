@@ -31,6 +31,8 @@ public struct RedisTLS: Sendable, Equatable, CustomStringConvertible {
     /// a trusted CA.
     public var verifiesServerName: Bool
 
+    /// Settings with these files and names; the defaults verify the server
+    /// against the system's trust roots and present no client certificate.
     public init(caCertificateFile: String? = nil, certificateFile: String? = nil, privateKeyFile: String? = nil,
                 serverName: String? = nil, verifiesServerName: Bool = true) {
         self.caCertificateFile = caCertificateFile
@@ -40,6 +42,7 @@ public struct RedisTLS: Sendable, Equatable, CustomStringConvertible {
         self.verifiesServerName = verifiesServerName
     }
 
+    /// The settings in one line: file paths and names, never file contents.
     public var description: String {
         var parts = ["ca: \(caCertificateFile ?? "system")"]
         if let certificateFile { parts.append("client certificate: \(certificateFile)") }
