@@ -2,6 +2,7 @@
 // naming what went wrong, never Swift's default dump of the case.
 
 extension FetchError: CustomStringConvertible {
+    /// What the case means, in words (`no level had a value for the key`).
     public var description: String {
         switch self {
         case .valueNotInCache: "no level had a value for the key"
@@ -11,6 +12,7 @@ extension FetchError: CustomStringConvertible {
 }
 
 extension BatchError: CustomStringConvertible {
+    /// The two counts that did not match, in words.
     public var description: String {
         switch self {
         case .countMismatch(let values, let keys): "a batch set got \(values) values for \(keys) keys"
@@ -19,6 +21,7 @@ extension BatchError: CustomStringConvertible {
 }
 
 extension MemoryCacheError: CustomStringConvertible {
+    /// The cost (and the capacity) of the value that was not stored, in words.
     public var description: String {
         switch self {
         case .valueTooLarge(let cost, let capacity):
@@ -29,6 +32,7 @@ extension MemoryCacheError: CustomStringConvertible {
 }
 
 extension ImageTransformerError: CustomStringConvertible {
+    /// Why the bytes are no image, in words, naming the format of a truncated one.
     public var description: String {
         switch self {
         case .notAnImage: "the bytes are not a PNG, JPEG, GIF or WebP image"
@@ -38,5 +42,6 @@ extension ImageTransformerError: CustomStringConvertible {
 }
 
 extension BackfillDeclined: CustomStringConvertible {
+    /// `back-fill declined: …`, saying the level holds a newer value.
     public var description: String { "back-fill declined: the level holds a value written since the read began" }
 }
