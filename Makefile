@@ -20,6 +20,7 @@ test: setup
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) bash scripts/test.sh
 	@bash scripts/callgrind-guard.sh
+	@SWIFT=$(SWIFT) bash scripts/docs.sh
 
 # Instructions per get-hit under valgrind, against Tests/callgrind-budgets.txt.
 callgrind-guard: setup

@@ -10,11 +10,28 @@ cd "$(dirname "$0")/.."
 SWIFT="${SWIFT:-swift}"
 modules=(Strata StrataRedis)
 
-$SWIFT build --target StrataRedis >/dev/null
-bin=$($SWIFT build --show-bin-path)
-triple=$($SWIFT -print-target-info | sed -n 's/.*"triple": "\(.*\)".*/\1/p' | head -1)
+# docc and swift-symbolgraph-extract come with the Swift toolchain, next to
+# swift: found on PATH, else beside the swift binary (symlinks resolved).
+toolchain_bin=$(dirname "$(readlink -f "$(command -v "$SWIFT")")")
+tool() {
+  if command -v "$1" >/dev/null 2>&1; then command -v "$1"
+  elif [ -x "$toolchain_bin/$1" ]; then echo "$toolchain_bin/$1"
+  else echo "docs: $1 not found on PATH nor in $toolchain_bin (it comes with the Swift toolchain)" >&2; return 1
+  fi
+}
+DOCC=$(tool docc)
+SYMBOLGRAPH_EXTRACT=$(tool swift-symbolgraph-extract)
+
 graphs=$(mktemp -d "${TMPDIR:-/tmp}/strata-docs.XXXXXX")
 trap 'rm -rf "$graphs"' EXIT
+# The build's output only if it fails (the packages' warnings are not ours).
+if ! $SWIFT build --target StrataRedis > "$graphs/build.log" 2>&1; then
+  cat "$graphs/build.log"
+  echo "docs: building StrataRedis failed (above)" >&2
+  exit 1
+fi
+bin=$($SWIFT build --show-bin-path)
+triple=$($SWIFT -print-target-info | sed -n 's/.*"triple": "\(.*\)".*/\1/p' | head -1)
 maps=()
 # The C modules the Swift modules import: generated ones, and the packages' own.
 while IFS= read -r map; do maps+=(-Xcc "-fmodule-map-file=$map"); done \
@@ -23,11 +40,11 @@ while IFS= read -r map; do maps+=(-Xcc "-fmodule-map-file=$map"); done \
 status=0
 for module in "${modules[@]}"; do
   mkdir -p "$graphs/$module"
-  swift-symbolgraph-extract -module-name "$module" -I "$bin/Modules" -target "$triple" \
+  "$SYMBOLGRAPH_EXTRACT" -module-name "$module" -I "$bin/Modules" -target "$triple" \
     -minimum-access-level public -skip-synthesized-members -output-dir "$graphs/$module" "${maps[@]}"
   out=".build/docs/$module"
   rm -rf "$out" && mkdir -p .build/docs
-  if ! docc convert "Sources/$module/$module.docc" --additional-symbol-graph-dir "$graphs/$module" \
+  if ! "$DOCC" convert "Sources/$module/$module.docc" --additional-symbol-graph-dir "$graphs/$module" \
       --fallback-display-name "$module" --fallback-bundle-identifier "dev.strata.$module" \
       --output-path "$out" --warnings-as-errors \
       --experimental-documentation-coverage --coverage-summary-level none > "$graphs/$module.log" 2>&1; then

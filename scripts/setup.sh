@@ -17,11 +17,23 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 for pkg in libncurses-dev ncurses-term tmux redis-server redis-tools valgrind util-linux gdb openssl; do
   have_pkg "$pkg" || need+=("$pkg")
 done
+# python3 lists the public symbols without documentation for `make docs`
+# (scripts/docs-coverage.py, run by `make test`); any python3 on PATH will do.
+command -v python3 >/dev/null 2>&1 || need+=(python3)
 
 if ! command -v swift >/dev/null 2>&1; then
   echo "setup: swift is not on PATH; install the Swift 6.x toolchain first (https://swift.org/install)" >&2
   exit 1
 fi
+# `make docs` (scripts/docs.sh) runs docc and swift-symbolgraph-extract, which
+# come with the Swift toolchain: on PATH, or beside the swift binary.
+swift_bin=$(dirname "$(readlink -f "$(command -v swift)")")
+for tool in docc swift-symbolgraph-extract; do
+  if ! command -v "$tool" >/dev/null 2>&1 && [ ! -x "$swift_bin/$tool" ]; then
+    echo "setup: $tool is not on PATH nor in $swift_bin; install a full Swift 6.x toolchain (it ships $tool)" >&2
+    exit 1
+  fi
+done
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}"
