@@ -30,10 +30,12 @@ import Testing
                                                         commandTimeout: .seconds(20), invalidatesLevelsAbove: false)
         let lower = GatedLevel()
         let cache = redis + lower
+        let read = Task { try await cache.getIfPresent("k") }  // Redis misses; the lower read is held
+        #expect(await poll(timeout: .seconds(30)) { lower.reads.value == 1 })
+        // The lower value is stored once the read is held, so a machine slow to
+        // start the read (CI's parallel start) does not eat into the four seconds.
         let deadline = SystemClock().now().advanced(by: .seconds(4))
         try await lower.store.set("v", forKey: "k", expiresAt: deadline)
-        let read = Task { try await cache.getIfPresent("k") }  // Redis misses; the lower read is held
-        #expect(await poll { lower.reads.value == 1 })
         kill(server.process.processIdentifier, SIGSTOP)
         lower.gate.open()
         #expect(try await read.value == "v")

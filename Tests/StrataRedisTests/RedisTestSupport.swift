@@ -8,8 +8,10 @@ import StrataTestSupport
 import Synchronization
 import Testing
 
-/// Waits for `condition` (an effect of another process or connection), up to `timeout`.
-func poll(timeout: Duration = .seconds(5), _ condition: () async throws -> Bool) async rethrows -> Bool {
+/// Waits for `condition` (an effect of another process or connection), up to
+/// `timeout` (long: it returns as soon as the condition holds, and a CI machine
+/// starting many Redis servers at once can be slow to connect).
+func poll(timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try await condition() { return true }
