@@ -42,7 +42,7 @@ import Testing
         #expect(await removed.poll())
         let (missed, missCancellable) = collect(memory.getPublisher("k"))
         #expect(await missed.poll())
-        #expect(missed.values.withLock { $0 }.isEmpty && missed.completion.withLock { $0 } == "failed: no level had a value for the key")
+        #expect(missed.values.withLock { $0 }.isEmpty && missed.completion.withLock { $0 } == "failed: memory: get k: no level had a value")
         _ = (setCancellable, getCancellable, removeCancellable, missCancellable)
     }
 

@@ -38,7 +38,7 @@ import Testing
                     printed.withLock { $0.append("I found \(value)!") }
                 }
             )
-        #expect(await poll { printed.withLock { $0 } == ["An error occurred :( no level had a value for the key"] })
+        #expect(await poll { printed.withLock { $0 } == ["An error occurred :( memory: get key: no level had a value"] })
         cancellable.cancel()
 
         let cancelled = Mutex(false)
@@ -76,8 +76,8 @@ import Testing
         let cache = MemoryCacheLevel<String, Data>(capacity: 1 << 20).compose(transformedCache)
         #expect(try await cache.get(server.url("/value/6").absoluteString) == Data("value:6".utf8))
         // In a stack, a level's failure names the level and the key; its cause is the transformer's error.
-        let failure = await #expect(throws: LevelsFailedError.self) { try await cache.get("") }
-        #expect(failure?.failures.first?.underlying is URLTransformationError)
+        let failure = await #expect(throws: FetchError.self) { try await cache.get("") }
+        #expect(failure?.cause(as: URLTransformationError.self) != nil)
         await server.stop()
     }
 

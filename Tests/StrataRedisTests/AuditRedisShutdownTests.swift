@@ -171,7 +171,7 @@ extension AuditRedisShutdownTests {
             try await cache.set("v", forKey: "k")
             queue = try await level.client.connection().queue  // the pool's one connection
             // Every client's commands wait (the observer's reply comes once the pause is in effect).
-            _ = try await observer.send("CLIENT", "PAUSE", "500", "ALL")
+            _ = try await observer.send("CLIENT", "PAUSE", "2000", "ALL")  // long enough for a loaded machine to send the get
             get = Task { await Result { try await level.getIfPresent("k") } }
             dropped = level
         }

@@ -39,7 +39,8 @@ import Testing
         #expect(configuration.password == "secret" && configuration.database == 3)
         // Nothing listens here: init succeeds, requests fail with a typed error.
         let dead = try RedisCacheLevel<String, String>(url: "redis://127.0.0.1:1", prefix: "p")
-        await #expect(throws: RedisError.self) { try await dead.get("k") }
+        let error = await #expect(throws: FetchError.self) { try await dead.get("k") }
+        #expect(error?.cause(as: RedisError.self) != nil && error?.level == "redis" && error?.key == "k")
     }
 
     @Test func thousandConcurrentGetsPipelineOnOneConnectionAndMGETBatches() async throws {
@@ -117,10 +118,11 @@ import Testing
         do {
             _ = try await level.get("k")
             Issue.record("expected an error with Redis down")
-        } catch let error as RedisError {
+        } catch let fetch as FetchError {
+            let error = try #require(fetch.cause(as: RedisError.self))
             #expect([.connectionClosed, .timeout].contains(error) || "\(error)".contains("connect"), "\(error)")
         }
-        await #expect(throws: RedisError.self) { try await level.get("k") }
+        #expect((await #expect(throws: FetchError.self) { try await level.get("k") })?.cause(as: RedisError.self) != nil)
         #expect(ContinuousClock.now - start < .seconds(3), "nothing hangs")
         // In a composition, the outage is a fall-through to the next level.
         let memory = MemoryCacheLevel<String, String>(capacity: 1000)
@@ -156,7 +158,7 @@ import Testing
         await server.kill()
         let outcome = await queued
         _ = await stall
-        #expect(throws: RedisError.self) { try outcome.get() }
+        #expect((#expect(throws: FetchError.self) { try outcome.get() })?.cause(as: RedisError.self) != nil)
         #expect(ContinuousClock.now - start < .seconds(2), "failed when the connection closed, not at the timeout")
         await level.shutdown()
     }

@@ -85,7 +85,8 @@ import Testing
         #expect(try await redisCLI(server, "DEL", "fs2:gone").contains("1"))
         #expect(await poll { !memory.contains("gone") })
         db.down.store(true, ordering: .relaxed)
-        await #expect(throws: Database.Down.self) { try await cache.get("gone", ttl: .seconds(60), load: db.load) }
+        let error = await #expect(throws: FetchError.self) { try await cache.get("gone", ttl: .seconds(60), load: db.load) }
+        #expect(error?.cause(as: Database.Down.self) != nil)
         #expect(try await cache.get("kept", ttl: .seconds(60), load: db.load) == "row kept", "a hit: Redis still has it")
         await redis.shutdown(); await server.kill()
     }

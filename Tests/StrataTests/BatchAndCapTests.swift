@@ -50,7 +50,8 @@ import Testing
             do { try await gate.wait() } catch { cancelled.add(1, ordering: .relaxed); throw error }
             return key
         }
-        await #expect(throws: TestError("key 3 is bad")) { try await level.allBatch().get(Array(0..<10)) }
+        let failed = await #expect(throws: FetchError.self) { try await level.allBatch().get(Array(0..<10)) }
+        #expect(failed?.cause(as: TestError.self) == TestError("key 3 is bad"))
         #expect(cancelled.load(ordering: .relaxed) == 9)
         await #expect(throws: FetchError.valueNotInCache) {
             try await FakeLevel<Int, Int>(name: "empty").allBatch().get([1, 2])

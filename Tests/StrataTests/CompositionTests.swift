@@ -69,9 +69,12 @@ import Testing
         do {
             _ = try await (a + b + c).get("k")
             Issue.record("expected an error")
-        } catch let error as LevelsFailedError {
-            #expect(error.operation == .get)
-            #expect(error.failingLevels == ["a", "c"])
+        } catch let error as FetchError {
+            #expect(error.reason == .levelsFailed && error.level == "a + b + c" && error.key == "k")
+            #expect(error.failures.map(\.level) == ["a", "c"])
+            #expect(error.failures.allSatisfy { $0.operation == .get })
+            #expect(error.cause(as: TestError.self) == TestError("a broke"))
+            #expect("\(error)" == "a + b + c: get k failed in 2 levels: a: a broke; c: c broke")
             #expect(error.failures.map { $0.underlying as? TestError } == [TestError("a broke"), TestError("c broke")])
             #expect(error.failures.allSatisfy { $0.key == "k" })
         }

@@ -78,7 +78,8 @@ import Testing
         do {
             _ = try await level.get("k")
             Issue.record("expected failure")
-        } catch let failure as LevelFailure {
+        } catch let error as FetchError {
+            let failure = try #require(error.failures.first)
             #expect(failure.level == "disk")
             #expect(failure.operation == .condition)
             #expect(failure.key == "k")

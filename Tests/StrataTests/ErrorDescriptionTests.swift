@@ -7,6 +7,9 @@ import Testing
 @Suite struct ErrorDescriptionTests {
     static let errors: [any Error] = [
         FetchError.valueNotInCache, FetchError.conditionNotSatisfied,
+        FetchError(.valueNotInCache, level: "memory + disk", key: "user:7"),
+        FetchError(.levelsFailed, level: "memory + disk", key: "user:7",
+                   failures: [LevelFailure(level: "disk", operation: .get, key: "user:7", underlying: CodecError.invalidUTF8)]),
         BatchError.countMismatch(values: 2, keys: 3),
         MemoryCacheError.valueTooLarge(cost: 512, capacity: 100), MemoryCacheError.negativeCost(cost: -1),
         ImageTransformerError.notAnImage, ImageTransformerError.truncated(.png),

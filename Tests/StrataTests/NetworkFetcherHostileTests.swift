@@ -120,7 +120,6 @@ import Testing
 
     /// The ``NetworkFetcherError`` in `error`, directly or inside a composition's error.
     static func fetcherError(_ error: any Error) -> NetworkFetcherError? {
-        if let error = error as? NetworkFetcherError { return error }
-        return (error as? LevelsFailedError)?.failures.lazy.compactMap { $0.underlying as? NetworkFetcherError }.first
+        (error as? FetchError)?.cause(as: NetworkFetcherError.self)
     }
 }

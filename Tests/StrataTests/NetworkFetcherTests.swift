@@ -18,7 +18,8 @@ import Testing
             do {
                 _ = try await fetcher.get(server.url("/status/503"))
                 Issue.record("expected a status error")
-            } catch let error as NetworkFetcherError {
+            } catch let fetch as FetchError {
+                let error = try #require(fetch.cause(as: NetworkFetcherError.self))
                 #expect(error.statusCode == 503)
                 guard case .status(_, let body, let url) = error else { Issue.record("\(error)"); return }
                 #expect(body == Data("status 503".utf8))
@@ -35,17 +36,18 @@ import Testing
         do {
             _ = try await NetworkFetcher(timeout: .seconds(5)).get(dead)
             Issue.record("expected a transport error")
-        } catch let error as NetworkFetcherError {
-            guard case .transport = error else { Issue.record("\(error)"); return }
+        } catch let fetch as FetchError {
+            guard case .transport? = fetch.cause(as: NetworkFetcherError.self) else { Issue.record("\(fetch)"); return }
         }
     }
 
     @Test func timeoutIsATransportError() async throws {
         let server = try await OriginServer()
         let start = ContinuousClock.now
-        await #expect(throws: NetworkFetcherError.self) {
+        let error = await #expect(throws: FetchError.self) {
             try await NetworkFetcher(timeout: .milliseconds(300)).get(server.url("/slow/3000/t"))
         }
+        #expect(error?.cause(as: NetworkFetcherError.self) != nil)
         #expect(ContinuousClock.now - start < .seconds(2.5))
         await server.stop()
     }

@@ -49,7 +49,7 @@ import Testing
         #expect(await yieldUntil { pooled.waiterCount(for: "broken") == 2 })
         gate.open()
         for result in await [first, second] {
-            #expect(throws: TestError("origin 500")) { try result.get() }
+            #expect((#expect(throws: FetchError.self) { try result.get() })?.cause(as: TestError.self) == TestError("origin 500"))
         }
         #expect(pooled.executions == 1)
         #expect(try await pooled.getIfPresent("missing") == nil)

@@ -86,9 +86,9 @@ import Testing
         f.clock.advance(by: .seconds(58))  // seen 60 s ago
         #expect(try await cache.get("k") == "v1")
         f.clock.advance(by: .seconds(1) + .nanoseconds(1))
-        await #expect(throws: LevelsFailedError.self) { try await cache.get("k") }
+        await #expect(throws: FetchError.self) { try await cache.get("k") }
         // A key never seen has no fallback.
-        await #expect(throws: LevelsFailedError.self) { try await cache.get("other") }
+        await #expect(throws: FetchError.self) { try await cache.get("other") }
     }
 
     @Test func aRemovedClearedOrOverwrittenValueNeverComesBackAsStale() async throws {
@@ -100,11 +100,11 @@ import Testing
         try await cache.set("new b", forKey: "b")
         f.origin.fail(true)
         f.memory.removeAll()
-        await #expect(throws: LevelsFailedError.self) { try await cache.get("a") }
+        await #expect(throws: FetchError.self) { try await cache.get("a") }
         #expect(try await cache.get("b") == "new b")
         #expect(try await cache.get("c") == "old c")
         await cache.clear()
-        await #expect(throws: LevelsFailedError.self) { try await cache.get("c") }
+        await #expect(throws: FetchError.self) { try await cache.get("c") }
         // A miss is an answer: the key is gone, nothing to fall back on later.
         f.origin.fail(false)
         f.origin["d"] = "d1"
@@ -114,7 +114,7 @@ import Testing
         f.memory.removeAll()
         #expect(try await cache.getIfPresent("d") == nil)
         f.origin.fail(true)
-        await #expect(throws: LevelsFailedError.self) { try await cache.get("d") }
+        await #expect(throws: FetchError.self) { try await cache.get("d") }
     }
 
     @Test func aChangeReportedFromBelowForgetsTheValueButLostContactKeepsIt() async throws {
@@ -128,10 +128,10 @@ import Testing
         await f.origin.listeners.publish(.key("a"))
         f.origin.fail(true)
         f.memory.removeAll()
-        await #expect(throws: LevelsFailedError.self) { try await cache.get("a") }
+        await #expect(throws: FetchError.self) { try await cache.get("a") }
         #expect(try await cache.get("b") == "b1", "contact lost is not a change: the fallback stays")
         await f.origin.listeners.publish(.all)
-        await #expect(throws: LevelsFailedError.self) { try await cache.get("b") }
+        await #expect(throws: FetchError.self) { try await cache.get("b") }
     }
 
     @Test func aReadThatOverlappedASetDoesNotRecordWhatItSaw() async throws {
@@ -166,7 +166,8 @@ import Testing
         origin.fail(true)
         // The sets finished in the other order than they were applied: the
         // last to finish is not the value held, so neither is remembered.
-        await #expect(throws: Origin.Down.self) { try await cache.get("k") }
+        let error = await #expect(throws: FetchError.self) { try await cache.get("k") }
+        #expect(error?.cause(as: Origin.Down.self) != nil)
     }
 
     @Test func aSlowOriginBehindASoftTimeoutAnswersStaleAtOnceAndTheFreshValueLands() async throws {
@@ -199,9 +200,9 @@ import Testing
         do {
             _ = try await cache.get("k")
             Issue.record("no timeout")
-        } catch let failure as LevelFailure {
-            #expect(failure.underlying is CacheTimeout)
-            #expect(failure.description.contains("get k") && failure.description.contains("memory + origin"), "\(failure)")
+        } catch let error as FetchError {
+            #expect(error.cause(as: CacheTimeout.self) != nil)
+            #expect(error.description.contains("get k") && error.description.contains("memory + origin"), "\(error)")
         }
         #expect(cache.resilienceStatistics.hardTimeouts == 1)
         gate.open()

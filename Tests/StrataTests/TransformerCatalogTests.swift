@@ -38,7 +38,8 @@ import Testing
         #expect(memory.value(forKey: "u7") == Data(#"{"id":7,"name":"Ada"}"#.utf8))
         #expect(try await users.get("u7") == User(id: 7, name: "Ada"))
         try await memory.set(Data("garbage".utf8), forKey: "bad")
-        await #expect(throws: LevelFailure.self) { try await users.get("bad") }
+        let error = await #expect(throws: FetchError.self) { try await users.get("bad") }
+        #expect(error?.failures.first?.operation == .transformValue)
     }
 
     @Test func formattersIgnoreTheMachineLocaleAndTimeZone() async throws {

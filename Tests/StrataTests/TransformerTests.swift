@@ -71,7 +71,8 @@ import Testing
         do {
             _ = try await byString.get("not-a-number")
             Issue.record("expected a failure")
-        } catch let failure as LevelFailure {
+        } catch let error as FetchError {
+            let failure = try #require(error.failures.first)
             #expect(failure.operation == .transformKey)
             #expect(failure.key == "not-a-number")
             #expect(failure.level == "memory")
@@ -86,7 +87,8 @@ import Testing
         #expect(memory.value(forKey: "k") == "12")
         #expect(try await ints.get("k") == 12)
         try await memory.set("garbage", forKey: "bad")
-        await #expect(throws: LevelFailure.self) { try await ints.get("bad") }
+        let error = await #expect(throws: FetchError.self) { try await ints.get("bad") }
+        #expect(error?.failures.first?.operation == .transformValue)
         #expect(try await ints.getIfPresent("absent") == nil)
         let mapped = memory.mapValues({ $0.count }, inverse: { String(repeating: "x", count: $0) })
         try await mapped.set(3, forKey: "n")

@@ -60,7 +60,8 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     }
 
     /// A level from closures, Carlos's form: `get` throws
-    /// ``FetchError/valueNotInCache`` on a miss (any ``FetchError`` is a miss).
+    /// ``FetchError/valueNotInCache`` on a miss (any ``FetchError`` that
+    /// ``FetchError/isMiss`` is a miss).
     public init(
         name: String = "basic",
         get: @escaping Get,
@@ -180,7 +181,7 @@ public struct BasicFetcher<Key: Sendable, Value: Sendable>: Fetcher {
     public let name: String
 
     /// `get` throws ``FetchError/valueNotInCache`` when the origin has nothing
-    /// (any ``FetchError`` is a miss).
+    /// (any ``FetchError`` that ``FetchError/isMiss`` is a miss).
     public init(name: String = "fetcher", get: @escaping @Sendable (Key) async throws -> Value) {
         self.name = name
         self.getIfPresentClosure = missAsNil(get)
@@ -201,7 +202,7 @@ func missAsNil<Key: Sendable, Value: Sendable>(
     _ get: @escaping @Sendable (Key) async throws -> Value
 ) -> @Sendable (Key) async throws -> Value? {
     { key in
-        do { return try await get(key) } catch is FetchError { return nil }
+        do { return try await get(key) } catch let error as FetchError where error.isMiss { return nil }
     }
 }
 

@@ -159,16 +159,20 @@ public struct CacheEntry<Value: Sendable>: Sendable {
 extension CacheEntry: Equatable where Value: Equatable {}
 
 extension CacheLevel {
-    /// The value for `key`. Throws ``FetchError/valueNotInCache`` on a miss.
+    /// The value for `key`. Throws a ``FetchError`` naming this level and
+    /// the key: ``FetchError/Reason/valueNotInCache`` on a miss,
+    /// ``FetchError/Reason/levelsFailed`` when the read failed.
     @inlinable @inline(__always)
     public func get(_ key: Key) async throws -> Value {
         // Without the concrete type an `async` witness call costs a task
         // frame and an executor check; a memory hit needs neither.
         if !_isConcrete(Self.self) {
             if let value = synchronousValue(forKey: key) { return value }
-            if synchronousReadIsComplete { throw FetchError.valueNotInCache }
+            if synchronousReadIsComplete { throw FetchError.notFound(key, in: name) }
         }
-        guard let value = try await getIfPresent(key) else { throw FetchError.valueNotInCache }
+        let found: Value?
+        do { found = try await getIfPresent(key) } catch { throw FetchError.failed(error, key: key, in: name) }
+        guard let value = found else { throw FetchError.notFound(key, in: name) }
         return value
     }
 

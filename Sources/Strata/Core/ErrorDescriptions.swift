@@ -2,11 +2,20 @@
 // naming what went wrong, never Swift's default dump of the case.
 
 extension FetchError: CustomStringConvertible {
-    /// What the case means, in words (`no level had a value for the key`).
+    /// One line naming the level, the key and why: `memory + disk: get user:7:
+    /// no level had a value`, or each failure (`disk: get user:7 failed: …`).
     public var description: String {
-        switch self {
-        case .valueNotInCache: "no level had a value for the key"
-        case .conditionNotSatisfied: "a condition declined the value"
+        let subject = level.isEmpty && key.isEmpty ? "" : "\(level.isEmpty ? "" : "\(level): ")get \(key): "
+        switch reason {
+        case .valueNotInCache: return subject.isEmpty ? "no level had a value for the key" : subject + "no level had a value"
+        case .conditionNotSatisfied: return subject + "a condition declined the value"
+        case .levelsFailed:
+            if failures.count == 1, failures[0].level == level || level.isEmpty { return failures[0].description }
+            let each = failures.map { failure in
+                "\(failure.level)\(failure.operation == .get ? "" : " (\(failure.operation.rawValue))"): \(failure.underlying)"
+            }
+            let head = "\(level.isEmpty ? "" : "\(level): ")get \(key) failed in "
+            return head + (failures.count == 1 ? each[0] : "\(failures.count) levels: " + each.joined(separator: "; "))
         }
     }
 }

@@ -1,14 +1,94 @@
-/// The outcomes of a get that are not failures of a level.
-public enum FetchError: Error, Equatable, Hashable, Sendable {
-    /// No level had a value for the key.
-    case valueNotInCache
-    /// A conditioned transformer declined its input. Levels turn it into a
-    /// miss (`nil` from `getIfPresent`); callers of a level never see it.
-    case conditionNotSatisfied
+/// What every get throws when it ends without a value: the one error type
+/// of ``CacheLevel/get(_:)``, the loading gets and `getAll`, whatever the
+/// pipeline's shape (cancellation stays `CancellationError`).
+///
+/// It names the level asked, the key and why: no level had a value
+/// (``Reason/valueNotInCache``), or levels failed (``Reason/levelsFailed``,
+/// each in ``failures`` with its own error; ``cause(as:)`` finds one by type).
+/// Match a reason as before: `catch FetchError.valueNotInCache`; two fetch
+/// errors are equal when their reasons are (level, key and failures are
+/// context).
+public struct FetchError: Error, Hashable, Sendable {
+    /// Why the get has no value.
+    public enum Reason: String, Hashable, Sendable {
+        /// No level had a value for the key.
+        case valueNotInCache
+        /// A conditioned transformer declined its input. Levels turn it into
+        /// a miss (`nil` from `getIfPresent`); callers of a level never see it.
+        case conditionNotSatisfied
+        /// No level had a value and at least one failed, or the loader failed
+        /// (see ``FetchError/failures``).
+        case levelsFailed
+    }
 
-    /// `true` for both cases: a composition falls through to the next level.
+    /// Why the get has no value.
+    public let reason: Reason
+    /// The name of the level (or stack) the get asked, `""` when not known.
+    public let level: String
+    /// A printable, length-limited form of the key, `""` when not known.
+    public let key: String
+    /// For ``Reason/levelsFailed``: each failure, top of the pipeline first.
+    public let failures: [LevelFailure]
+
+    /// A fetch error for `reason`, naming `level` and `key` when given.
+    public init(_ reason: Reason, level: String = "", key: (some Sendable)? = String?.none, failures: [LevelFailure] = []) {
+        self.reason = reason
+        self.level = level
+        self.key = key.map { describeKey($0) } ?? ""
+        self.failures = failures
+    }
+
+    /// No level had a value for the key (naming neither: for matching and for user levels).
+    public static let valueNotInCache = FetchError(.valueNotInCache)
+    /// A conditioned transformer declined its input (see ``Reason/conditionNotSatisfied``).
+    public static let conditionNotSatisfied = FetchError(.conditionNotSatisfied)
+
+    /// Whether this is a miss rather than a failure: a composition falls
+    /// through to the next level, a closure level reads it as `nil`.
     @inlinable
-    public var isMiss: Bool { true }
+    public var isMiss: Bool { reason != .levelsFailed }
+
+    /// The first failure's own error of type `E`, looking through the errors
+    /// levels wrap (a ``LevelFailure``, a ``LevelsFailedError``): typed access
+    /// to what went wrong (`error.cause(as: DiskCacheError.self)`).
+    public func cause<E: Error>(as type: E.Type) -> E? {
+        for failure in failures { if let found = failure.cause(as: type) { return found } }
+        return nil
+    }
+
+    /// Equal reasons (level, key and failures are context).
+    public static func == (lhs: FetchError, rhs: FetchError) -> Bool { lhs.reason == rhs.reason }
+
+    /// Hashes the reason only, as ``==(_:_:)`` compares.
+    public func hash(into hasher: inout Hasher) { hasher.combine(reason) }
+
+    /// Whether `error` is a fetch error with `pattern`'s reason:
+    /// `catch FetchError.valueNotInCache` matches one naming any level and key.
+    public static func ~= (pattern: FetchError, error: any Error) -> Bool {
+        (error as? FetchError)?.reason == pattern.reason
+    }
+
+    /// Runs a get of `key` in `level` (a loading get's whole work), throwing
+    /// what ``failed(_:key:in:)`` makes of its errors.
+    static func getting<T>(_ key: some Sendable, in level: String, _ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch { throw failed(error, key: key, in: level) }
+    }
+
+    /// The miss of `key` in `level` (out of line: a get's hit path stays small).
+    @usableFromInline @inline(never)
+    static func notFound(_ key: some Sendable, in level: String) -> FetchError {
+        FetchError(.valueNotInCache, level: level, key: key)
+    }
+
+    /// What a get of `key` in `level` throws for `error`, an error of the
+    /// level's read: cancellation and fetch errors as they are, any other
+    /// as the failures it carries.
+    @usableFromInline @inline(never)
+    static func failed(_ error: any Error, key: some Sendable, in level: String) -> any Error {
+        if error is CancellationError || error is FetchError { return error }
+        return FetchError(.levelsFailed, level: level, key: key,
+                          failures: error.levelFailures(level: level, operation: .get, key: key))
+    }
 }
 
 /// What a level was asked to do when it failed.
@@ -53,6 +133,15 @@ public struct LevelFailure: Error, Sendable, CustomStringConvertible {
     /// One line: `<level>: <operation> <key> failed: <underlying error>`.
     public var description: String {
         "\(level): \(operation.rawValue) \(key) failed: \(underlying)"
+    }
+
+    /// ``underlying`` as `E`, looking through the errors levels wrap.
+    public func cause<E: Error>(as type: E.Type) -> E? {
+        if let found = underlying as? E { return found }
+        if let one = underlying as? LevelFailure { return one.cause(as: type) }
+        if let many = underlying as? LevelsFailedError { return many.failures.lazy.compactMap { $0.cause(as: type) }.first }
+        if let fetch = underlying as? FetchError { return fetch.cause(as: type) }
+        return nil
     }
 }
 

@@ -80,7 +80,7 @@ func transformedOrMiss<T>(
     _ body: () async throws -> T
 ) async throws -> T? {
     do { return try await body() } catch {
-        if error is FetchError { return nil }
+        if let fetch = error as? FetchError, fetch.isMiss { return nil }
         if error is CancellationError || error is LevelFailure { throw error }
         throw LevelFailure(level: level, operation: operation, key: key, underlying: error)
     }

@@ -15,7 +15,7 @@ extension ComposedCache {
     /// together do not all expire (and reload) together.
     public func get(_ key: Key, ttl: Duration?, jitter: Duration = .zero,
                     load: @escaping @Sendable (Key) async throws -> Value) async throws -> Value {
-        try await loadEntry(key, ttl: ttl, jitter: jitter, load: load).entry.value
+        try await FetchError.getting(key, in: name) { try await loadEntry(key, ttl: ttl, jitter: jitter, load: load).entry.value }
     }
 
     /// ``get(_:ttl:jitter:load:)``'s entry, and whether a level had it.
@@ -36,7 +36,7 @@ extension ComposedCache {
     /// meanwhile (in this process; a write of the key through the stack or
     /// reported from below forgets it).
     public func get(_ key: Key, load: @escaping @Sendable (Key) async throws -> Loaded<Value>) async throws -> Value? {
-        try await loadThrough(key, load, consultingNotFound: true).entry?.value
+        try await FetchError.getting(key, in: name) { try await loadThrough(key, load, consultingNotFound: true).entry?.value }
     }
 
     /// The entry for `key` from the levels (`cached`) or from `load`.
@@ -141,7 +141,7 @@ extension ComposedCache where Key: Hashable {
         guard !missing.isEmpty else { return answer }
         try Task.checkCancellation()
         let tickets = missing.map { order.beginRead($0) }
-        let loaded = try await load(missing)
+        let loaded = try await FetchError.getting(missing, in: name) { try await load(missing) }
         let clock = stack.clock
         let now = clock.now()
         var landings: [(Key, CacheEntry<Value>, WriteOrder.Ticket)] = []

@@ -9,12 +9,14 @@ extension ResilientCache {
     public func get<Upper, Lower>(_ key: Key, ttl: Duration?, jitter: Duration = .zero,
                                   load: @escaping @Sendable (Key) async throws -> Value) async throws -> Value
     where Inner == ComposedCache<Upper, Lower> {
-        let entry = try await guarded(key) { [inner, weak self] in
-            let (entry, cached) = try await inner.loadEntry(key, ttl: ttl, jitter: jitter, load: load)
-            if cached { self?.refreshIfDue(entry, key, ttl: ttl, jitter: jitter, load: load) }
-            return entry
+        let entry = try await FetchError.getting(key, in: name) {
+            try await guarded(key) { [inner, weak self] in
+                let (entry, cached) = try await inner.loadEntry(key, ttl: ttl, jitter: jitter, load: load)
+                if cached { self?.refreshIfDue(entry, key, ttl: ttl, jitter: jitter, load: load) }
+                return entry
+            }
         }
-        guard let entry else { throw FetchError.valueNotInCache }  // not reached: a loading get finds a value
+        guard let entry else { throw FetchError.notFound(key, in: name) }  // not reached: a loading get finds a value
         return entry.value
     }
 
