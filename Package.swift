@@ -186,7 +186,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataExamplesTests",
-            dependencies: ["Strata", "StrataRedis"],
+            dependencies: ["Strata", "StrataRedis", "StrataTestSupport"],
             swiftSettings: strictSettings
         ),
     ]

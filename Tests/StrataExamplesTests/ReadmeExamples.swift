@@ -6,6 +6,8 @@ import FoundationNetworking
 #endif
 import Strata
 import StrataRedis
+import StrataTestSupport
+import Synchronization
 import Testing
 
 @Suite struct ReadmeExamples {
@@ -189,6 +191,48 @@ import Testing
         let settings = try KeyValueStoreLevel<String, String>(name: "settings", directory: directory)
         try await settings.set("dark", forKey: "theme")
         #expect(try await settings.get("theme") == "dark")
+    }
+
+    /// A database for the service-cache example: counts its calls.
+    final class UsersTable: Sendable {
+        let calls = Mutex(0)
+        let ids = Mutex<[Int]>([])
+        func user(_ id: Int) async throws -> User {
+            calls.withLock { $0 += 1 }
+            ids.withLock { $0.append(id) }
+            return User(id: id, name: "user \(id)", joined: Date(timeIntervalSince1970: 1_700_000_000))
+        }
+    }
+
+    // README: A service cache
+    struct User: Codable, Sendable, Equatable { let id: Int; let name: String; let joined: Date }
+    // end
+
+    /// Run against a real redis-server on loopback.
+    @Test func serviceCache() async throws {
+        let server = try await RedisServer()
+        let database = UsersTable()
+        let url = server.url
+        // README: A service cache
+        let redis = try RedisCacheLevel<Int, User>(url: url, prefix: "user:", codec: .json())
+        let users = MemoryCacheLevel<Int, User>(countLimit: 10_000) + redis
+
+        // Per request: memory, else Redis, else the database (once per key for
+        // all callers in this process), stored in both for five minutes.
+        let user = try await users.get(7, ttl: .seconds(300)) { id in try await database.user(id) }
+        // end
+        async let others = withThrowingTaskGroup(of: User.self) { group in
+            for _ in 0..<50 { group.addTask { try await users.get(8, ttl: .seconds(300)) { try await database.user($0) } } }
+            return try await group.reduce(into: [User]()) { $0.append($1) }
+        }
+        #expect(try await others.count == 50)
+        #expect(user.name == "user 7")
+        #expect(database.calls.withLock { $0 } == 2, "one database call per key: \(database.ids.withLock { $0 })")
+        await users.waitForPendingWrites()
+        guard case .bulkString(let stored?) = try await redis.client.send("GET", "user:7") else { throw CancellationError() }
+        #expect(String(buffer: stored).contains(#""name":"user 7""#), "GET user:7 (what redis-cli sees) reads the JSON")
+        #expect(try await users.get(7, ttl: .seconds(300)) { _ in throw CancellationError() } == user, "cached")
+        await redis.shutdown(); await server.kill()
     }
 
     /// Compiled, not run (it needs a Redis server; the Redis tests make the same calls).

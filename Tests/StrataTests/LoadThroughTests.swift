@@ -156,3 +156,39 @@ import Testing
         #expect(Set(deadlines).count > 50, "\(Set(deadlines).count) distinct deadlines for 100 keys")
     }
 }
+
+/// A get that arrives while a load is landing (its back-fill into a slow
+/// lower level, such as Redis, is under way) joins that load; it started a
+/// second load, calling the loader again (found with 50 gets through
+/// `memory + redis`: two database calls for one key).
+@Suite struct LoadLandingJoinTests {
+    /// A lower level whose back-fills wait for `gate`.
+    struct SlowBackfillLevel: CacheLevel {
+        let store = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let gate = Gate()
+        func getIfPresent(_ key: String) async throws -> String? { try await store.getIfPresent(key) }
+        func set(_ value: String, forKey key: String) async throws { try await store.set(value, forKey: key) }
+        func backfill(_ fill: Backfill<String>, forKey key: String) async throws {
+            try await gate.wait()
+            try await store.backfill(fill, forKey: key)
+        }
+        func remove(_ key: String) async throws { try await store.remove(key) }
+        func clear() async { await store.clear() }
+        func onMemoryWarning() async {}
+    }
+
+    @Test func aGetArrivingWhileTheLoadLandsJoinsItInsteadOfLoadingAgain() async throws {
+        let lower = SlowBackfillLevel()
+        let stack = MemoryCacheLevel<String, String>(capacity: 1 << 20) + lower
+        let loads = LoadThroughTests.Counter()
+        let load: @Sendable (String) async throws -> String = { "v\(loads.next()) for \($0)" }
+        let first = Task { try await stack.get("k", ttl: .seconds(60), load: load) }
+        #expect(await poll { lower.gate.waiting == 1 }, "the load is landing")
+        let second = Task { try await stack.get("k", ttl: .seconds(60), load: load) }
+        #expect(await poll { stack.loadsJoined == 1 }, "the second get joined the landing load")
+        lower.gate.open()
+        #expect(try await first.value == "v1 for k")
+        #expect(try await second.value == "v1 for k")
+        #expect(loads.count == 1, "\(loads.count) loader calls")
+    }
+}

@@ -152,6 +152,13 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         detach(madeLoads, invalidation)
     }
 
+    /// New gets of what `invalidation` names start reads of the lower level
+    /// of their own, but join the load in flight: for a load's own landing,
+    /// which writes what that load's joiners are answered.
+    func detachReadsBelow(_ invalidation: CacheInvalidation<Key>) {
+        detach(madeFlights, invalidation)
+    }
+
     private func detach(_ slot: borrowing Mutex<ReadFlights<Upper.Value>?>, _ invalidation: CacheInvalidation<Key>) {
         guard let flights = slot.withLock({ $0 }) else { return }  // none made yet
         guard let key = invalidation.changedKey else { return flights.detach(nil) }

@@ -113,8 +113,10 @@ extension ComposedCache {
         let upper = self.upper, lower = self.lower, stack = self.stack
         _ = try? await CacheContext.writing(as: stack.writer) {
             try await stack.order.land(ticket, { startedAt in
-                stack.detachReads(.key(key))
-                defer { stack.detachReads(.key(key)) }
+                // Not the loads: gets arriving meanwhile join this load, whose
+                // answer is what lands (a new load would call the loader again).
+                stack.detachReadsBelow(.key(key))
+                defer { stack.detachReadsBelow(.key(key)) }
                 let fill = Backfill(value: entry.value, expiresAt: entry.expiresAt, readStartedAt: startedAt)
                 if await attempt({ try await lower.backfill(fill, forKey: key) }) is BackfillDeclined { return }
                 _ = await attempt { try await upper.backfill(fill, forKey: key) }
