@@ -10,7 +10,7 @@
 /// context).
 public struct FetchError: Error, Hashable, Sendable {
     /// Why the get has no value.
-    public enum Reason: String, Hashable, Sendable {
+    public enum Reason: Hashable, Sendable {
         /// No level had a value for the key.
         case valueNotInCache
         /// A conditioned transformer declined its input. Levels turn it into
