@@ -6,6 +6,11 @@ enum RedisClusterRedirect: Equatable, CustomStringConvertible {
     case ask(slot: Int, address: String)
     /// `-TRYAGAIN`: a multi-key command met a slot half migrated.
     case tryAgain
+    /// A `MOVED` or `ASK` that cannot be followed (no slot, a slot out of
+    /// range, no `host:port`, a port that is not a number from 1 to 65535):
+    /// the router fails the command with ``RedisError/protocolError(_:)``
+    /// (``error(from:)``) rather than guess where to send it.
+    case malformed(String)
 
     /// The redirect `reply` carries, if it is one.
     init?(_ reply: RESPValue) {
@@ -16,22 +21,30 @@ enum RedisClusterRedirect: Equatable, CustomStringConvertible {
         }
     }
 
+    /// The redirect an error message is, or `nil` for another error.
     init?(message: String) {
         if message.hasPrefix("TRYAGAIN") {
             self = .tryAgain
             return
         }
-        let parts = message.split(separator: " ")
-        guard parts.count == 3, let slot = Int(parts[1]), (0..<RedisClusterSlot.count).contains(slot) else { return nil }
-        var address = String(parts[2])
-        guard address.contains(":") else { return nil }  // always host:port (or :port)
-        // Redis 7 may leave the host out (`:7001`): the node that answered, unknown here, so the caller supplies it.
-        if address.hasPrefix(":") { address = "?" + address }
-        switch parts[0] {
-        case "MOVED": self = .moved(slot: slot, address: address)
-        case "ASK": self = .ask(slot: slot, address: address)
-        default: return nil
+        let parts = message.split(separator: " ", omittingEmptySubsequences: false)
+        guard let kind = parts.first, kind == "MOVED" || kind == "ASK" else { return nil }
+        guard parts.count == 3, let slot = Int(parts[1]), (0..<RedisClusterSlot.count).contains(slot),
+              let colon = parts[2].lastIndex(of: ":"),
+              let port = Int(parts[2][parts[2].index(after: colon)...]), (1...65_535).contains(port) else {
+            self = .malformed(message)
+            return
         }
+        // Redis 7 may leave the host out (`:7001`): the node that answered, unknown here, so the caller supplies it.
+        let host = parts[2][..<colon]
+        let address = (host.isEmpty ? "?" : String(host)) + ":\(port)"
+        self = kind == "MOVED" ? .moved(slot: slot, address: address) : .ask(slot: slot, address: address)
+    }
+
+    /// The error a redirect that cannot be followed (``malformed(_:)``),
+    /// from the node at `address`, fails its command with.
+    static func error(_ message: String, from address: String) -> RedisError {
+        .protocolError("\(address) answered a redirect that cannot be followed (slot 0-16383 and host:port with a port 1-65535 expected): \(message)")
     }
 
     var description: String {
@@ -39,6 +52,7 @@ enum RedisClusterRedirect: Equatable, CustomStringConvertible {
         case .moved(let slot, let address): "MOVED \(slot) \(address)"
         case .ask(let slot, let address): "ASK \(slot) \(address)"
         case .tryAgain: "TRYAGAIN"
+        case .malformed(let message): message
         }
     }
 }

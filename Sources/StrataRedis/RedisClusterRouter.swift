@@ -91,9 +91,12 @@ final class RedisClusterRouter: Sendable {
             if state.closed { throw RedisError.connectionClosed }
             if let client = state.nodes[address] { return client }
             var configuration = template
-            let colon = address.lastIndex(of: ":")!
+            guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
+                  (1...65_535).contains(port) else {
+                throw RedisError.protocolError("a cluster node's address is not host:port: \(address)")
+            }
             configuration.host = String(address[..<colon])
-            configuration.port = Int(address[address.index(after: colon)...]) ?? template.port
+            configuration.port = port
             let client = RedisClient(configuration: configuration, group: group)
             state.nodes[address] = client
             return client
@@ -243,6 +246,7 @@ final class RedisClusterRouter: Sendable {
                     }
                     for (position, index) in indices.enumerated() {
                         guard let redirect = RedisClusterRedirect(answers[position]) else { continue }
+                        if case .malformed(let message) = redirect { throw RedisClusterRedirect.error(message, from: address) }
                         if case .moved(let slot, let target) = redirect {
                             self.movedCount.add(1, ordering: .relaxed)
                             self.moved(slot: slot, to: Self.resolved(target, answeredBy: address))
@@ -303,6 +307,8 @@ final class RedisClusterRouter: Sendable {
         case .tryAgain:
             try await Task.sleep(for: .milliseconds(10 << min(count - 1, 6)))
             return asking  // the same node once more (an ASK target stays one)
+        case .malformed(let message):
+            throw RedisClusterRedirect.error(message, from: address)
         }
     }
 
