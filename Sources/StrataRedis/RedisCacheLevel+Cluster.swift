@@ -6,7 +6,8 @@ import Strata
 /// connection while subscribed, so `NOLOOP` keeps the write from being
 /// reported back, else a pooled one.
 enum RedisWriteTarget {
-    case connection(RedisConnection)
+    /// A connection to `server` (one server).
+    case connection(RedisConnection, server: RedisClient)
     /// With the level's tracking connections per master, if it has them.
     case cluster(RedisClusterRouter, slot: Int, tracking: RedisClusterInvalidation?)
 
@@ -14,13 +15,21 @@ enum RedisWriteTarget {
     /// replies even if the caller is cancelled meanwhile (see
     /// `RedisCacheLevel.sendWrite(_:on:)`).
     func send(_ commands: [[[UInt8]]]) async throws -> [RESPValue] {
+        try await send(building: { _ in commands })
+    }
+
+    /// ``send(_:)`` of the commands `build` makes for the client of the
+    /// server that runs them (on a cluster, each master the write is sent to
+    /// while following redirects), so a deadline is put on that server's
+    /// clock (``RedisServerClock``).
+    func send(building build: (RedisClient) async throws -> [[[UInt8]]]) async throws -> [RESPValue] {
         switch self {
-        case .connection(let connection):
-            return try await connection.send(batch: commands, cancellable: false)
+        case .connection(let connection, let server):
+            return try await connection.send(batch: build(server), cancellable: false)
         case .cluster(let router, let slot, let tracking):
             var preferred: (@Sendable (String) -> RedisConnection?)?
             if let tracking { preferred = { address in tracking.writeConnection(for: address) } }
-            return try await router.send(batch: commands, slot: slot, guarded: false, cancellable: false, preferred: preferred)
+            return try await router.send(building: build, slot: slot, guarded: false, cancellable: false, preferred: preferred)
         }
     }
 
@@ -28,7 +37,7 @@ enum RedisWriteTarget {
     /// server). On a cluster the connection is picked per attempt, so a
     /// back-fill's report is always looked for (see `RedisScriptEchoes`).
     func isTracked(by subscriber: RedisInvalidationSubscriber?) -> Bool {
-        guard case .connection(let connection) = self else { return false }
+        guard case .connection(let connection, _) = self else { return false }
         return subscriber?.writeConnection === connection
     }
 }
@@ -38,7 +47,7 @@ extension RedisCacheLevel {
     /// On a cluster, once a connection to the slot's master is ready, so that
     /// a write's time left is measured after any connect.
     func writeTarget(for name: [UInt8]) async throws -> RedisWriteTarget {
-        guard let cluster = client.cluster else { return .connection(try await writeConnection()) }
+        guard let cluster = client.cluster else { return .connection(try await writeConnection(), server: client) }
         let slot = RedisClusterSlot.of(name)
         try await cluster.warm(slot: slot)
         return .cluster(cluster, slot: slot, tracking: clusterInvalidation)

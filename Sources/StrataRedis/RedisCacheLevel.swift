@@ -245,6 +245,13 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         try RedisClient.checked(await Self.sendWrite([arguments], on: writeTarget(for: name))[0])
     }
 
+    /// ``sendWrite(_:on:)`` of the commands `build` makes for the server
+    /// that runs them (see ``RedisWriteTarget/send(building:)``).
+    static func sendWrite(building build: (RedisClient) async throws -> [[[UInt8]]], on target: RedisWriteTarget) async throws -> [RESPValue] {
+        try Task.checkCancellation()
+        return try await target.send(building: build)
+    }
+
     /// Sends a write's commands and waits for their replies, even if the
     /// caller is cancelled meanwhile (one cancelled before sends nothing):
     /// Redis runs a command once it is sent, and the level's report of the
@@ -408,32 +415,36 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         }
         // On a cluster the names share a slot (readChunk splits by slot),
         // and TIME must come from their master: its tombstones hold its time.
+        // TIME has no key, so the node the commands first go to answers it.
+        var timeSource: RedisClient?
         let answers: [RESPValue]?
         if absent.isEmpty {
             if let cluster = client.cluster, let first = names.first {
-                answers = try? await [cluster.send([RedisCommandName.time], slot: RedisClusterSlot.of(first))]
+                answers = try? await cluster.send(building: { node in
+                    timeSource = node
+                    return [[RedisCommandName.time]]
+                }, slot: RedisClusterSlot.of(first))
             } else {
+                timeSource = client
                 answers = try? await [client.send([RedisCommandName.time])]
             }
         } else {
             let milliseconds = Array(String(RedisLease.lifetime.nanoseconds / 1_000_000).utf8)
             let commands = absent.map { [RedisCommandName.set, names[$0.index], $0.lease, RedisCommandName.nx, RedisCommandName.px, milliseconds] }
-            answers = try? await Self.sendWrite(commands + [[RedisCommandName.time]], on: writeTarget(for: names[absent[0].index]))
+            answers = try? await Self.sendWrite(building: { node in
+                timeSource = timeSource ?? node
+                return commands + [[RedisCommandName.time]]
+            }, on: writeTarget(for: names[absent[0].index]))
         }
+        let receivedAt = ContinuousClock.now
         for (position, placed) in absent.enumerated() {
             if case .simpleString? = answers?[position] { leases[placed.index] = placed.lease }  // else written meanwhile, or Redis is down
         }
         let local = clock.now()
-        let serverTime = answers?.last.flatMap(Self.microseconds(fromTime:)).map { (server: $0, local: local) }
+        let server = answers?.last.flatMap(RedisServerClock.microseconds(fromTime:))
+        if let server, let timeSource { timeSource.serverClock.learn(server: server, receivedAt: receivedAt) }
+        let serverTime = server.map { RedisMissBook.ServerTime(server: $0, local: local, source: timeSource) }
         for (index, name) in names.enumerated() { missBook.record(name, lease: leases[index], serverTime: serverTime) }
-    }
-
-    /// A `TIME` reply in microseconds since 1970.
-    static func microseconds(fromTime reply: RESPValue) -> Int64? {
-        guard case .array(let parts?) = reply, parts.count == 2,
-              let seconds = parts[0].bytes.flatMap({ Int64(String(decoding: $0, as: UTF8.self)) }),
-              let micros = parts[1].bytes.flatMap({ Int64(String(decoding: $0, as: UTF8.self)) }) else { return nil }
-        return seconds * 1_000_000 + micros
     }
 
     /// One `MGET` per 512 keys, with the keys' `PTTL`s in the same
@@ -501,9 +512,11 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         try await set(value, forKey: key, expiresAt: nil)
     }
 
-    /// `SET` with `PX` for the time left until `expiresAt` (`nil`: the level's
-    /// `defaultTTL`; a deadline already past deletes the key); while Redis is
-    /// unreachable and an outage backlog is on, kept for replay instead.
+    /// `SET` with `PXAT`: `expiresAt` (`nil`: the level's `defaultTTL`) on
+    /// the server's clock, never later than the true deadline however long
+    /// the write waits (see docs/redis.md); a deadline already past deletes
+    /// the key. While Redis is unreachable and an outage backlog is on, kept
+    /// for replay instead.
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
         await beginOperation()
         if let backlog, backlog.isActive { return keep(.set(value, expiresAt: expiresAt), of: key, in: backlog) }
@@ -556,7 +569,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             throw error
         }
         let name = redisKey(key)
-        var arguments = [RedisCommandName.set, name, Array(encoded)]
+        let arguments = [RedisCommandName.set, name, Array(encoded)]
         var milliseconds: [UInt8] = []
         let deadline = StoredDeadline.resolve(given: expiresAt, backfill: isBackfill) { defaultTTL.map { clock.now().advanced(by: $0) } }
         // A back-fill already past its deadline writes nothing (no need to connect).
@@ -565,6 +578,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         // `PX` from when it runs the command, and a connect (or a wait for
         // one) can take seconds, which the value must not get on top.
         let connection = try await writeTarget(for: name)
+        var expires: CacheInstant?  // the deadline sent; `nil`: none (or beyond a century)
         if let deadline {
             guard let left = Self.timeLeft(until: deadline, from: clock.now()) else {
                 // Already past: the value must not be readable even for the
@@ -576,12 +590,27 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             // Beyond a century (or past 64 bits) is "never": Redis refuses
             // expiry times that far out.
             if left < Self.longestTTL {
+                expires = deadline
                 milliseconds = Array(String(max(1, left / 1_000_000)).utf8)
-                arguments += [RedisCommandName.px, milliseconds]
             }
         }
         guard let backfill else {
-            _ = try RedisClient.checked(await Self.sendWrite([arguments], on: connection)[0])
+            // The deadline goes as a time on the clock of the server that
+            // runs the write (`PXAT`, see ``RedisServerClock``): `PX` counts
+            // from when the server runs the command, so a write that waited
+            // (a stalled server, a slow network) kept the value that much
+            // past its deadline.
+            var server: RedisClient?
+            let build: (RedisClient) async throws -> [[[UInt8]]] = { node in
+                server = node
+                return [try await self.setCommand(arguments, expiresAt: expires, on: node)]
+            }
+            var reply = try await Self.sendWrite(building: build, on: connection)[0]
+            if expires != nil, Self.refusesPXAT(reply), let server, !server.serverClock.refusesPXAT {
+                server.serverClock.notePXATRefused()  // Redis before 6.2: sent again as a script
+                reply = try await Self.sendWrite(building: build, on: connection)[0]
+            }
+            _ = try RedisClient.checked(reply)
             return
         }
         // A back-fill carries what a level below held when the read began;
@@ -622,8 +651,10 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         let record = backfill.readStartedAt.flatMap { missBook.record(for: name, readStart: $0) }
         let readTime = record?.serverTime?.server
         // The deadline on the server's clock, for the script to store what is
-        // left of it when it runs (`milliseconds` counts from when it was sent).
-        let serverDeadline = milliseconds.isEmpty ? nil : deadline.flatMap { record?.serverMicroseconds(of: $0) }
+        // left of it when it runs (`milliseconds` counts from when it was
+        // sent): by the record's `TIME`, else by what is known of the clock
+        // of the server that runs it (``RedisServerClock``; nothing is asked).
+        let recordDeadline = expires.flatMap { record?.serverMicroseconds(of: $0) }
         // With leases, the key must still hold the lease the read left; a
         // refresh, the value it replaces.
         var lease: [UInt8] = replacing ?? []
@@ -638,11 +669,14 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         if recorded { echoes.expect(name, Array(encoded)) }
         let reply: RESPValue
         do {
-            reply = try await Self.sendWrite([[RedisCommandName.eval, Array(Self.backfillScript.utf8), Array("3".utf8),
-                                               name, tombstone(of: name), tombstoneOfAll(for: name),
-                                               Array(encoded), milliseconds, Array(String(age).utf8), lease,
-                                               readTime.map { Array(String($0).utf8) } ?? [],
-                                               serverDeadline.map { Array(String($0).utf8) } ?? []]], on: connection)[0]
+            reply = try await Self.sendWrite(building: { server in
+                let serverDeadline = recordDeadline ?? expires.flatMap { server.serverClock.serverMicroseconds(of: $0, clock: clock) }
+                return [[RedisCommandName.eval, Array(Self.backfillScript.utf8), Array("3".utf8),
+                         name, tombstone(of: name), tombstoneOfAll(for: name),
+                         Array(encoded), milliseconds, Array(String(age).utf8), lease,
+                         readTime.map { Array(String($0).utf8) } ?? [],
+                         serverDeadline.map { Array(String($0).utf8) } ?? []]]
+            }, on: connection)[0]
         } catch {
             if recorded { echoes.cancel(name, Array(encoded)) }
             throw error
@@ -666,6 +700,44 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                                           on: connection)
             throw BackfillDeclined()
         }
+    }
+
+    /// The `SET` `base` (`SET key value`) with the deadline `expiresAt` on
+    /// the clock of `server`, which runs it: `PXAT` (see
+    /// ``RedisServerClock``); a script given the same time, where `PXAT` is
+    /// refused (Redis before 6.2); `PX` for the time left now where the
+    /// server refuses `TIME` (counted from when it runs the write), or `DEL`
+    /// when none is left.
+    func setCommand(_ base: [[UInt8]], expiresAt: CacheInstant?, on server: RedisClient) async throws -> [[UInt8]] {
+        guard let expiresAt else { return base }
+        guard let at = try await server.serverMicroseconds(of: expiresAt, clock: clock) else {
+            guard let left = Self.timeLeft(until: expiresAt, from: clock.now()) else { return [RedisCommandName.del, base[1]] }
+            return base + [RedisCommandName.px, Array(String(max(1, left / 1_000_000)).utf8)]
+        }
+        if server.serverClock.refusesPXAT {
+            return [RedisCommandName.eval, Array(Self.setBeforeScript.utf8), Array("1".utf8), base[1], base[2], Array(String(at).utf8)]
+        }
+        return base + [RedisCommandName.pxat, Array(String(RedisServerClock.pxat(forMicroseconds: at)).utf8)]
+    }
+
+    /// Whether `reply` is Redis refusing `PXAT` (before 6.2: a syntax error;
+    /// the rest of the `SET` is always well formed).
+    static func refusesPXAT(_ reply: RESPValue) -> Bool {
+        guard case .error(let message) = reply else { return false }
+        return message.hasPrefix("ERR syntax error")
+    }
+
+    /// A set for servers without `PXAT`: `SET KEYS[1] ARGV[1]` until the
+    /// server time `ARGV[2]` (microseconds), as `PX` for what is left of it
+    /// when the script runs (less the millisecond Redis keeps a key past
+    /// its expiry); `DEL` when nothing is.
+    static var setBeforeScript: String {
+        """
+        local t = redis.call('TIME')
+        local left = math.floor((tonumber(ARGV[2]) - (tonumber(t[1]) * 1000000 + tonumber(t[2]))) / 1000) - 1
+        if left < 1 then return redis.call('DEL', KEYS[1]) end
+        return redis.call('SET', KEYS[1], ARGV[1], 'PX', string.format('%d', left))
+        """
     }
 
     /// Nanoseconds from `now` to `deadline` (`.max` past 64 bits), or `nil`

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import Strata
 import Synchronization
 
 /// A small Redis client: a pool of pipelined connections, created on demand.
@@ -38,6 +39,9 @@ public final class RedisClient: Sendable {
     let cluster: RedisClusterRouter?
     /// Whether this client talks to a Redis Cluster (see ``init(cluster:group:)``).
     public var isCluster: Bool { cluster != nil }
+    /// The server's clock as this machine knows it (``RedisServerClock``);
+    /// on a cluster, each master's client has its own.
+    let serverClock = RedisServerClock()
 
     /// A client for `configuration`, its connections on `group`'s loops,
     /// opened when first needed.
@@ -169,6 +173,8 @@ public final class RedisClient: Sendable {
             case .failure(let error): (state.slots[index].failed("\(error)", now: .now), nil)
             }
         }
+        // A new connection may reach another machine (a failover behind one address).
+        if case .success = result, late == nil { serverClock.forget() }
         for waiter in waiters { waiter.resume(with: result) }
         if let late { await late.close() }
         let drained = state.withLock { state -> [CheckedContinuation<Void, Never>] in
@@ -200,6 +206,39 @@ public final class RedisClient: Sendable {
     func send(batch commands: [[[UInt8]]], guarded: Bool, cancellable: Bool) async throws -> [RESPValue] {
         guard guarded else { return try await connection().send(batch: commands, cancellable: cancellable) }
         return try await breaker.guarded { try await connection().send(batch: commands, cancellable: cancellable) }
+    }
+
+    /// `deadline` (on `clock`, this machine's wall clock) on this server's
+    /// clock, in microseconds since 1970, never later than the true one (see
+    /// ``RedisServerClock``): asks the server for `TIME` first when nothing
+    /// is known of its clock, and in the background when what is known is
+    /// old. `nil` when the server refuses `TIME`; a failure to reach it throws.
+    func serverMicroseconds(of deadline: CacheInstant, clock: any CacheClock) async throws -> Int64? {
+        let now = ContinuousClock.now
+        if serverClock.needsSample(now: now) {
+            try await measureClock()
+        } else if serverClock.claimRefresh(now: now) {
+            Task {
+                defer { serverClock.refreshEnded() }
+                try? await measureClock()
+            }
+        }
+        return serverClock.serverMicroseconds(of: deadline, clock: clock)
+    }
+
+    /// Asks this (single-server) client's server for `TIME` and learns the
+    /// reply; a refusal (`TIME` not allowed) is noted, not thrown.
+    func measureClock() async throws {
+        let reply: RESPValue
+        do { reply = try await sendPastBreaker([RedisCommandName.time]) } catch RedisError.server {
+            serverClock.refused()
+            return
+        }
+        let receivedAt = ContinuousClock.now
+        guard let server = RedisServerClock.microseconds(fromTime: reply) else {
+            throw RedisError.protocolError("unexpected TIME reply \(reply)")
+        }
+        serverClock.learn(server: server, receivedAt: receivedAt)
     }
 
     /// `reply`, unless it is a server error: that throws ``RedisError/server(_:)``.

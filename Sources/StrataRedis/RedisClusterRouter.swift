@@ -184,8 +184,17 @@ final class RedisClusterRouter: Sendable {
     ///     (a level's tracking connection to that master), if it has one.
     func send(batch commands: [[[UInt8]]], slot: Int?, guarded: Bool = true, cancellable: Bool = true,
               preferred: (@Sendable (String) -> RedisConnection?)? = nil) async throws -> [RESPValue] {
-        var replies = [RESPValue?](repeating: nil, count: commands.count)
-        var pending = Array(commands.indices)
+        try await send(building: { _ in commands }, slot: slot, guarded: guarded, cancellable: cancellable, preferred: preferred)
+    }
+
+    /// ``send(batch:slot:guarded:cancellable:preferred:)`` of the commands
+    /// `build` makes for the client of the node each attempt goes to (a
+    /// write's deadline on that node's clock: ``RedisServerClock``); it
+    /// returns the same number of commands every time.
+    func send(building build: (RedisClient) async throws -> [[[UInt8]]], slot: Int?, guarded: Bool = true,
+              cancellable: Bool = true, preferred: (@Sendable (String) -> RedisConnection?)? = nil) async throws -> [RESPValue] {
+        var replies: [RESPValue?] = []
+        var pending: [Int] = []
         var asking: String?  // an ASK's target, for the next attempt only
         var redirects = 0
         while true {
@@ -193,13 +202,16 @@ final class RedisClusterRouter: Sendable {
             if let asking { address = asking } else if let slot { address = try await self.address(ofSlot: slot) } else {
                 address = try await anyMaster()
             }
-            let outgoing = pending.map { commands[$0] }
-            let wire = asking == nil ? outgoing : outgoing.flatMap { [[RedisClusterRouter.asking], $0] }
-            var answers: [RESPValue]
-            if let own = preferred?(address) {
-                answers = try await onNode(address) { _ in try await own.send(batch: wire, cancellable: cancellable) }
-            } else {
-                answers = try await onNode(address) { try await $0.send(batch: wire, guarded: guarded, cancellable: cancellable) }
+            var answers = try await onNode(address) { client in
+                let commands = try await build(client)
+                if replies.isEmpty {
+                    replies = Array(repeating: nil, count: commands.count)
+                    pending = Array(commands.indices)
+                }
+                let outgoing = pending.map { commands[$0] }
+                let wire = asking == nil ? outgoing : outgoing.flatMap { [[RedisClusterRouter.asking], $0] }
+                if let own = preferred?(address) { return try await own.send(batch: wire, cancellable: cancellable) }
+                return try await client.send(batch: wire, guarded: guarded, cancellable: cancellable)
             }
             if asking != nil { answers = stride(from: 1, to: answers.count, by: 2).map { answers[$0] } }
             var again: [Int] = []

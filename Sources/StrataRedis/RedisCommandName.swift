@@ -14,6 +14,7 @@ enum RedisCommandName {
     static let ping = Array("PING".utf8)
     static let pttl = Array("PTTL".utf8)
     static let px = Array("PX".utf8)
+    static let pxat = Array("PXAT".utf8)
     static let scan = Array("SCAN".utf8)
     static let set = Array("SET".utf8)
     static let strlen = Array("STRLEN".utf8)

@@ -30,13 +30,21 @@ import Synchronization
 /// read too. A later one is never used (it would let an overlapping remove
 /// through).
 final class RedisMissBook: Sendable {
+    /// A `TIME` reply: the server's time (microseconds since 1970) once the
+    /// miss was known, this machine's time when the reply came, and the
+    /// client of the server that answered (on a cluster, one master's).
+    struct ServerTime: Sendable {
+        let server: Int64
+        let local: CacheInstant
+        let source: RedisClient?
+    }
+
     /// One read's note.
     struct Record: Sendable {
         /// The lease placed or seen; `nil`: the read could place none.
         let lease: [UInt8]?
-        /// The server's `TIME` (microseconds since 1970) once the miss was
-        /// known, and this machine's time when its reply came; `nil`: not known.
-        let serverTime: (server: Int64, local: CacheInstant)?
+        /// The server's `TIME` once the miss was known; `nil`: not known.
+        let serverTime: ServerTime?
         let at: ContinuousClock.Instant
 
         /// `deadline` (this machine's clock) on the server's clock, in
@@ -67,7 +75,7 @@ final class RedisMissBook: Sendable {
     init() {}
 
     /// Notes what a read of the Redis key `name` left for its back-fill.
-    func record(_ name: [UInt8], lease: [UInt8]?, serverTime: (server: Int64, local: CacheInstant)?) {
+    func record(_ name: [UInt8], lease: [UInt8]?, serverTime: ServerTime?) {
         let now = ContinuousClock.now
         state.withLock { state in
             if state.count >= Self.recordLimit { Self.prune(&state, keepingAfter: now - CacheContext.backfillAgeLimit) }
