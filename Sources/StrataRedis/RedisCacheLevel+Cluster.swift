@@ -10,6 +10,11 @@ enum RedisWriteTarget {
     case connection(RedisConnection, server: RedisClient)
     /// With the level's tracking connections per master, if it has them.
     case cluster(RedisClusterRouter, slot: Int, tracking: RedisClusterInvalidation?)
+    /// One master of a cluster (its client, and the level's tracking
+    /// connection to it, if any), redirects not followed: a back-fill judged
+    /// by that master's clock goes nowhere else (a `MOVED` or `ASK` comes
+    /// back as the reply; see `RedisMissBook`).
+    case pinned(RedisClient, tracking: RedisConnection?)
 
     /// Sends `commands` (all on the target's slot) and waits for their
     /// replies even if the caller is cancelled meanwhile (see
@@ -30,6 +35,10 @@ enum RedisWriteTarget {
             var preferred: (@Sendable (String) -> RedisConnection?)?
             if let tracking { preferred = { address in tracking.writeConnection(for: address) } }
             return try await router.send(building: build, slot: slot, guarded: false, cancellable: false, preferred: preferred)
+        case .pinned(let node, let tracking):
+            let commands = try await build(node)
+            if let tracking { return try await tracking.send(batch: commands, cancellable: false) }
+            return try await node.send(batch: commands, guarded: false, cancellable: false)
         }
     }
 
@@ -51,6 +60,12 @@ extension RedisCacheLevel {
         let slot = RedisClusterSlot.of(name)
         try await cluster.warm(slot: slot)
         return .cluster(cluster, slot: slot, tracking: clusterInvalidation)
+    }
+
+    /// The master of a cluster whose client is `node`, redirects not
+    /// followed (see ``RedisWriteTarget/pinned(_:tracking:)``).
+    func pinnedTarget(_ node: RedisClient) -> RedisWriteTarget {
+        .pinned(node, tracking: clusterInvalidation?.writeConnection(for: "\(node.configuration.host):\(node.configuration.port)"))
     }
 
     /// On a cluster, the level's tracking connection to a master, for its writes there.

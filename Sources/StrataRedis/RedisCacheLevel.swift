@@ -655,6 +655,12 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         // sent): by the record's `TIME`, else by what is known of the clock
         // of the server that runs it (``RedisServerClock``; nothing is asked).
         let recordDeadline = expires.flatMap { record?.serverMicroseconds(of: $0) }
+        // On a cluster both times are the clock of the master that answered
+        // the read's `TIME`: the back-fill goes to that master only, and is
+        // declined if it redirects (the slot moved: another clock, and the
+        // tombstones are there). Without a time it is judged by its age,
+        // on whichever master serves the slot.
+        let target = readTime == nil || !client.isCluster ? connection : record?.serverTime?.source.map(pinnedTarget) ?? connection
         // With leases, the key must still hold the lease the read left; a
         // refresh, the value it replaces.
         var lease: [UInt8] = replacing ?? []
@@ -665,7 +671,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         // Only a write on the tracking connection comes back as a report to
         // recognise (one on a pooled connection, while it reconnects, is not
         // heard); a write that fails or is declined takes its record back.
-        let recorded = connection.isTracked(by: subscriber) || (client.isCluster && clusterInvalidation != nil)
+        let recorded = target.isTracked(by: subscriber) || (client.isCluster && clusterInvalidation != nil)
         if recorded { echoes.expect(name, Array(encoded)) }
         let reply: RESPValue
         do {
@@ -676,7 +682,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                          Array(encoded), milliseconds, Array(String(age).utf8), lease,
                          readTime.map { Array(String($0).utf8) } ?? [],
                          serverDeadline.map { Array(String($0).utf8) } ?? []]]
-            }, on: connection)[0]
+            }, on: target)[0]
         } catch {
             if recorded { echoes.cancel(name, Array(encoded)) }
             throw error
@@ -687,6 +693,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
             throw BackfillDeclined()
         case .error(let message):
             echoes.cancel(name, Array(encoded))
+            if RedisClusterRedirect(message: message) != nil { throw BackfillDeclined() }  // pinned, and the slot moved
             throw RedisError.server(message)
         default: break
         }

@@ -46,4 +46,53 @@ import Testing
         #expect(try await cli(cluster, node, "PTTL", "cdl:{t}k").contains("-2"), "the set stored the value past its deadline")
         await level.shutdown(); await cluster.kill()
     }
+
+    /// A miss's `TIME` came from one master; the key's slot then moves to
+    /// another before the back-fill. The back-fill is judged by the first
+    /// master's clock, so it goes there only: its `MOVED` declines it (it
+    /// followed the redirect and was judged against the other master's clock).
+    @Test func aBackfillWhoseSlotMovedAfterTheMissIsDeclined() async throws {
+        let cluster = try await RedisCluster()
+        let level = try RedisCacheLevel<String, String>(cluster: cluster.seedURLs, prefix: "pin:", codec: .string,
+                                                         commandTimeout: .seconds(20), invalidatesLevelsAbove: false)
+        let lower = GatedLevel()
+        try await lower.store.set("v", forKey: "k", ttl: .seconds(60))
+        let cache = level + lower
+        let read = Task { try await cache.getIfPresent("k") }  // Redis misses (TIME from the owner); the lower read is held
+        #expect(await poll(timeout: .seconds(30)) { lower.reads.value == 1 })
+        // Move the (empty) slot to the next master, on every node.
+        let slot = RedisClusterSlot.of(Array("pin:k".utf8))
+        let from = try await owner(of: "pin:k", level.client, cluster), to = (from + 1) % 3
+        let target = try await cluster.nodeID(to)
+        for node in [to, from, (from + 2) % 3] {
+            #expect(try await cli(cluster, node, "CLUSTER", "SETSLOT", "\(slot)", "NODE", target).contains("OK"))
+        }
+        try await cli(cluster, to, "CLUSTER", "BUMPEPOCH")
+        lower.gate.open()
+        #expect(try await read.value == "v")
+        await cache.waitForPendingWrites()
+        let other = try RedisClient(cluster: cluster.seedURLs)
+        #expect(try await other.send("EXISTS", "pin:k") == .integer(0), "the back-fill followed the slot to another master's clock")
+        await other.shutdown(); await level.shutdown(); await cluster.kill()
+    }
+
+    /// Without a move, the back-fill still lands (pinned to the master that
+    /// answered `TIME`, which serves the slot).
+    @Test func aBackfillLandsOnTheMasterThatAnsweredTIME() async throws {
+        let cluster = try await RedisCluster()
+        let level = try RedisCacheLevel<String, String>(cluster: cluster.seedURLs, prefix: "pinok:", codec: .string,
+                                                         invalidatesLevelsAbove: false)
+        let lower = MemoryCacheLevel<String, String>(capacity: 100)
+        try await lower.set("v", forKey: "k", ttl: .seconds(60))
+        let cache = level + lower
+        #expect(await poll {
+            _ = try? await cache.get("k")
+            await cache.waitForPendingWrites()
+            return (try? await level.getIfPresent("k")) == "v"
+        })
+        let node = try await owner(of: "pinok:k", level.client, cluster)
+        guard case .integer(let left)? = try? await level.client.send("PTTL", "pinok:k") else { Issue.record("no PTTL"); return }
+        #expect(left > 0 && left <= 60_000, "PTTL \(left) on master \(node)")
+        await level.shutdown(); await cluster.kill()
+    }
 }
