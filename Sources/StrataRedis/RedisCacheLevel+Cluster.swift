@@ -91,21 +91,20 @@ extension RedisCacheLevel {
     /// fails does not stop the others; the clear then throws, naming it. If
     /// the slot map changed meanwhile (a reshard moved keys from a master not
     /// yet scanned to one already scanned), it runs again (three rounds at most).
+    ///
+    /// A tombstone that was not written (a master unreachable, or refusing
+    /// the script: out of memory, a missing permission) fails the clear too,
+    /// even if every key went: without it, a back-fill of a read that began
+    /// before the clear is not declined in that slot and brings an old value
+    /// back. So the clear throws (the levels above are flushed, see
+    /// ``reporting(_:partial:_:)``), is kept for replay with an outage
+    /// backlog (tombstones included), and is logged (`RedisWarnings.clearTombstonesFailed`).
     func clearCluster(_ cluster: RedisClusterRouter) async throws -> Int {
         echoes.forgetAll()
         var removed = 0
         for _ in 0..<3 {
             let epoch = cluster.epoch
-            let script = Array(Self.tombstoneScript.utf8), milliseconds = Array(String(Self.tombstoneMilliseconds).utf8)
-            // In chunks of 1,024 (about 340 per master): one write of all
-            // 16,384 could outlast the command timeout on a loaded server.
-            for start in stride(from: 0, to: RedisClusterSlot.count, by: 1024) {
-                let tombstones = (start..<start + 1024).map {
-                    [RedisCommandName.eval, script, Array("1".utf8), tombstoneOfAll(slot: $0), milliseconds]
-                }
-                _ = try? await cluster.send(routedBatch: tombstones, guarded: false, cancellable: false)
-            }
-            var failures: [String] = []
+            var failures = await writeClearTombstones(cluster)
             for master in try await cluster.masters() {
                 do { removed += try await clearNode(master, cluster) } catch { failures.append("\(error)") }
             }
@@ -113,6 +112,32 @@ extension RedisCacheLevel {
             if cluster.epoch == epoch { break }
         }
         return removed
+    }
+
+    /// Writes the clear tombstone of every slot; returns what failed, in
+    /// words (none: every slot has its tombstone), and logs it.
+    private func writeClearTombstones(_ cluster: RedisClusterRouter) async -> [String] {
+        let script = Array(Self.tombstoneScript.utf8), milliseconds = Array(String(Self.tombstoneMilliseconds).utf8)
+        var failures: [String] = []
+        // In chunks of 1,024 (about 340 per master): one write of all
+        // 16,384 could outlast the command timeout on a loaded server.
+        for start in stride(from: 0, to: RedisClusterSlot.count, by: 1024) {
+            let slots = start..<start + 1024
+            let tombstones = slots.map { [RedisCommandName.eval, script, Array("1".utf8), tombstoneOfAll(slot: $0), milliseconds] }
+            do {
+                let replies = try await cluster.send(routedBatch: tombstones, guarded: false, cancellable: false)
+                let refused = zip(slots, replies).filter { (try? RedisClient.checked($0.1)) == nil }
+                if let (first, reply) = refused.first {
+                    failures.append("tombstones of \(refused.count) slots from \(first) refused: \(reply)")
+                }
+            } catch {
+                failures.append("tombstones of slots \(slots.lowerBound)-\(slots.upperBound - 1): \(error)")
+            }
+        }
+        if !failures.isEmpty {
+            warnings.clearTombstonesFailed.warn(["level": "\(name)", "failures": "\(failures.joined(separator: "; "))"])
+        }
+        return failures
     }
 
     /// `SCAN MATCH prefix*` on the master at `address`, `UNLINK` of what it

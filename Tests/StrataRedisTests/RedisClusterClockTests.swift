@@ -95,4 +95,45 @@ import Testing
         #expect(left > 0 && left <= 60_000, "PTTL \(left) on master \(node)")
         await level.shutdown(); await cluster.kill()
     }
+
+    /// A master out of memory refuses the clear's tombstone script, while its
+    /// `SCAN` and `UNLINK` still work: the clear emptied every master and
+    /// reported success, with no tombstone in that master's slots (a
+    /// back-fill begun before the clear could then bring an old value back).
+    /// It now fails, naming the refusal.
+    @Test func aClearWhoseTombstonesAMasterRefusesFails() async throws {
+        let cluster = try await RedisCluster()
+        let level = try RedisCacheLevel<String, String>(cluster: cluster.seedURLs, prefix: "ct:", codec: .string,
+                                                         invalidatesLevelsAbove: false)
+        for index in 0..<30 { try await level.set("v", forKey: "k\(index)") }
+        try await cli(cluster, 1, "CONFIG", "SET", "maxmemory", "1")
+        await #expect {
+            try await level.clearPrefix()
+        } throws: { error in
+            "\(error)".contains("OOM") && "\(error)".contains("tombstones")
+        }
+        #expect(level.warnings.clearTombstonesFailed.logged == 1)
+        try await cli(cluster, 1, "CONFIG", "SET", "maxmemory", "0")
+        await level.shutdown(); await cluster.kill()
+    }
+
+    /// With an outage backlog, such a clear is kept and replayed until every
+    /// slot has its tombstone.
+    @Test func aClearWhoseTombstonesFailedIsReplayedUntilEverySlotHasOne() async throws {
+        let cluster = try await RedisCluster()
+        let level = try RedisCacheLevel<String, String>(cluster: cluster.seedURLs, prefix: "ctr:", codec: .string,
+                                                         invalidatesLevelsAbove: false, outageBacklog: 100)
+        for index in 0..<30 { try await level.set("v", forKey: "k\(index)") }
+        try await cli(cluster, 1, "CONFIG", "SET", "maxmemory", "1")
+        try await level.clearPrefix()
+        #expect(level.writesAwaitingReplay == 1, "the clear was not kept for replay")
+        try await cli(cluster, 1, "CONFIG", "SET", "maxmemory", "0")
+        #expect(await poll { level.writesAwaitingReplay == 0 })
+        let other = try RedisClient(cluster: cluster.seedURLs)
+        for slot in stride(from: 0, to: RedisClusterSlot.count, by: 97) {
+            let tombstone = level.tombstoneOfAll(slot: slot)
+            #expect(try await other.send([RedisCommandName.exists, tombstone]) == .integer(1), "no clear tombstone in slot \(slot)")
+        }
+        await other.shutdown(); await level.shutdown(); await cluster.kill()
+    }
 }
