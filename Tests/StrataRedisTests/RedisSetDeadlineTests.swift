@@ -42,13 +42,13 @@ import Testing
         await other.shutdown(); await redis.shutdown(); await server.kill()
     }
 
-    /// A set's `PXAT` is never after its deadline, and close to it: a
-    /// five-second TTL reads back as at most five seconds left.
+    /// A set's `PXAT` is never after its deadline, and close to it (within
+    /// the round trip of a `TIME`: 3 s allowed for a loaded machine).
     @Test func aSetsExpiryOnTheServerIsNeverAfterItsDeadline() async throws {
         let server = try await RedisServer()
         let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "pxat:", invalidatesLevelsAbove: false)
         for round in 0..<20 {
-            let deadline = SystemClock().now().advanced(by: .seconds(5))
+            let deadline = SystemClock().now().advanced(by: .seconds(10))
             try await redis.set("v", forKey: "k\(round)", expiresAt: deadline)
             guard case .integer(let at) = try await redis.client.send("PEXPIRETIME", "pxat:k\(round)") else {
                 Issue.record("no PEXPIRETIME"); break
@@ -56,7 +56,7 @@ import Testing
             // The server's clock is this machine's here: the PXAT is the deadline, a little earlier.
             let deadlineMilliseconds = Int(deadline.nanosecondsSince1970 / 1_000_000)
             #expect(at <= deadlineMilliseconds, "PXAT \(at) after the deadline \(deadlineMilliseconds)")
-            #expect(at > deadlineMilliseconds - 1_000, "PXAT \(at) far before the deadline \(deadlineMilliseconds)")
+            #expect(at > deadlineMilliseconds - 3_000, "PXAT \(at) far before the deadline \(deadlineMilliseconds)")
         }
         #expect(try await redis.client.send("PTTL", "pxat:k0") != .integer(-1), "stored without expiry")
         await redis.shutdown(); await server.kill()
