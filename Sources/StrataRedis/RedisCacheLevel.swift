@@ -769,7 +769,8 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
     /// `ARGV[5]`, else `ARGV[3]` microseconds ago; -1: unknown, any
     /// tombstone declines) or is not a time; otherwise `SET NX`, with
     /// `PX ARGV[2]` unless it is empty, or what is left until the server
-    /// time `ARGV[6]` (declined when nothing is). With a lease (`ARGV[4]`
+    /// time `ARGV[6]`, less the millisecond Redis keeps a key past its
+    /// expiry (declined when nothing is). With a lease (`ARGV[4]`
     /// not empty), declined unless the key holds exactly that lease, which
     /// the `SET` then replaces.
     static var backfillScript: String {
@@ -781,7 +782,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         local px = ARGV[2]
         local deadline = tonumber(ARGV[6])
         if deadline then
-          local left = math.floor((deadline - now) / 1000)
+          local left = math.floor((deadline - now) / 1000) - 1
           if left < 1 then return false end
           px = string.format('%d', left)
         end

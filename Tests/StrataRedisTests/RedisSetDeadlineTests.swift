@@ -109,6 +109,25 @@ import Testing
     }
 }
 
+/// The back-fill script's rounding: Redis keeps a key through the
+/// millisecond of its expiry, so a server deadline less than 2 ms ahead
+/// leaves nothing to store (`PX 1` kept the value up to 1 ms past it).
+@Suite struct RedisBackfillScriptRoundingTests {
+    @Test func aServerDeadlineUnderTwoMillisecondsAheadStoresNothing() async throws {
+        let server = try await RedisServer()
+        let client = try RedisClient(url: server.url)
+        for _ in 0..<20 {
+            let now = try #require(RedisServerClock.microseconds(fromTime: try await client.send("TIME")))
+            let reply = try await client.send([RedisCommandName.eval, Array(RedisCacheLevel<String, String>.backfillScript.utf8),
+                                               bytes("3"), bytes("r:k"), bytes("r:t"), bytes("r:all"),
+                                               bytes("v"), [], bytes("-1"), [], [], bytes("\(now + 1_999)")])
+            #expect(reply == .bulkString(nil) || reply == .null, "stored with a deadline under 2 ms ahead: \(reply)")
+        }
+        #expect(try await client.send("EXISTS", "r:k") == .integer(0))
+        await client.shutdown(); await server.kill()
+    }
+}
+
 /// ``RedisServerClock``'s bound, with no server.
 @Suite struct RedisServerClockTests {
     @Test func theBoundIsTheSampleLessTheDriftAllowance() {
