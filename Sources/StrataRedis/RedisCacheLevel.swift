@@ -900,13 +900,23 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         if let cluster = client.cluster { return try await clearCluster(cluster) }
         echoes.forgetAll()
         // First the tombstone: back-fills of reads that began before the
-        // clear are declined (best effort: scripts may be refused).
+        // clear are declined. Without it one may land after the clear, so a
+        // clear whose tombstone failed fails too (once its keys are unlinked):
+        // the levels above are flushed, and a backlog keeps it for replay.
         let tombstone = tombstoneOfAll(for: prefix)
-        _ = try? await sendWrite([RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("1".utf8),
-                                    tombstone, Array(String(Self.tombstoneMilliseconds).utf8)], key: tombstone)
-        return try await unlinkOwnKeys(listedBy: client) { names in
+        var tombstoneFailure: (any Error)?
+        do {
+            _ = try await sendWrite([RedisCommandName.eval, Array(Self.tombstoneScript.utf8), Array("1".utf8),
+                                     tombstone, Array(String(Self.tombstoneMilliseconds).utf8)], key: tombstone)
+        } catch { tombstoneFailure = error }
+        let removed = try await unlinkOwnKeys(listedBy: client) { names in
             _ = try await sendWrite([RedisCommandName.unlink] + names, key: names[0])
         }
+        if let tombstoneFailure {
+            warnings.clearTombstonesFailed.warn(["level": "\(name)", "failures": "\(tombstoneFailure)"])
+            throw RedisError.unavailable("clear failed: its tombstone was not written: \(tombstoneFailure)")
+        }
+        return removed
     }
 
     /// `SCAN MATCH prefix*` on `server` (the level's, or one master of a
