@@ -1,7 +1,7 @@
 /// How a trace file's lines are read.
 public enum TraceFormat: String, Sendable, CaseIterable {
-    /// Decided by the first request line: a comma means ``csv``, an integer
-    /// means ``lirs``, anything else ``keys``.
+    /// Decided by the first request line: the header `#strata-trace` means
+    /// ``strata``, a comma ``csv``, an integer ``lirs``, anything else ``keys``.
     case auto
     /// The LIRS format of Caffeine's simulator: one integer key per line;
     /// blank lines and `*` lines are skipped.
@@ -14,4 +14,8 @@ public enum TraceFormat: String, Sendable, CaseIterable {
     /// does not start with a digit or sign (`key,size`) is a header and is
     /// skipped; any other bad size is a malformed line.
     case csv
+    /// The strata trace format (``RecordedTrace``): what the explorer's
+    /// `:record` writes. Every get and set is a request for its key; removes
+    /// and clears are not replayed (the policies model no removal).
+    case strata
 }

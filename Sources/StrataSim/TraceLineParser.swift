@@ -1,5 +1,5 @@
 /// Turns trace lines into requests for ``TraceReader``, one line at a time.
-struct TraceLineParser {
+package struct TraceLineParser {
     let file: String
     /// The format in force; `.auto` until the first request line decides.
     var format: TraceFormat
@@ -15,11 +15,14 @@ struct TraceLineParser {
     var sawHeaderCandidate = false
     /// The most requests the trace may have.
     let maxRequests: Int
+    /// For ``TraceFormat/strata``: its lines, header first.
+    var strata: RecordedTraceParser
 
     init(file: String, format: TraceFormat, maxRequests: Int = Workload.limit) {
         self.file = file
         self.format = format
         self.maxRequests = maxRequests
+        strata = RecordedTraceParser(file: file)
     }
 
     /// Adds a request, unless the trace already has ``maxRequests``.
@@ -33,9 +36,9 @@ struct TraceLineParser {
     static let space = UInt8(ascii: " "), tab = UInt8(ascii: "\t"), cr = UInt8(ascii: "\r")
     static let comma = UInt8(ascii: ","), star = UInt8(ascii: "*")
 
-    static func isBlank(_ byte: UInt8) -> Bool { byte == space || byte == tab || byte == cr }
+    package static func isBlank(_ byte: UInt8) -> Bool { byte == space || byte == tab || byte == cr }
 
-    static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    package static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         var lower = bytes.startIndex, upper = bytes.endIndex
         while lower < upper, isBlank(bytes[lower]) { lower += 1 }
         while upper > lower, isBlank(bytes[upper - 1]) { upper -= 1 }
@@ -43,7 +46,7 @@ struct TraceLineParser {
     }
 
     /// A decimal integer (optional sign), or nil if the text is not one or overflows.
-    static func integer(_ bytes: ArraySlice<UInt8>) -> Int? {
+    package static func integer(_ bytes: ArraySlice<UInt8>) -> Int? {
         var digits = bytes[...]
         var negative = false
         if let first = digits.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
@@ -107,13 +110,18 @@ struct TraceLineParser {
     /// Reads one line (without its newline); `line` counts from 1.
     mutating func consume(_ raw: ArraySlice<UInt8>, line: Int) throws {
         let text = Self.trimmed(raw)
+        if format == .strata { return try consumeStrata(raw, line: line) }
         if text.isEmpty { return }
+        if format == .auto && RecordedTrace.isHeader(text) {
+            format = .strata
+            return try consumeStrata(raw, line: line)
+        }
         if format == .auto {
             if text.count == 1 && text.first == Self.star { return }
             format = text.contains(Self.comma) ? .csv : Self.integer(text) != nil ? .lirs : .keys
         }
         switch format {
-        case .auto:
+        case .auto, .strata:
             preconditionFailure("decided above")
         case .lirs:
             if text.count == 1 && text.first == Self.star { return }
@@ -126,6 +134,15 @@ struct TraceLineParser {
             try append(intern(key), line: line)
         case .csv:
             try consumeCSV(text, line: line)
+        }
+    }
+
+    /// A strata trace's line: a get or a set is a request for its key.
+    mutating func consumeStrata(_ raw: ArraySlice<UInt8>, line: Int) throws {
+        guard let request = try strata.consume(raw, line: line), let key = request.key else { return }
+        switch request.operation {
+        case .get, .set: try append(intern(Array(key.utf8)[...]), line: line)
+        case .remove, .clear: return
         }
     }
 

@@ -39,9 +39,14 @@ public struct TraceReader: Sendable {
 
     /// Reads the trace at `path`; the error messages name `path` as given.
     public func read(path: String) throws -> Trace {
+        try parse(bytes(path: path), file: path, name: Self.displayName(path))
+    }
+
+    /// The text of the file at `path`, decompressed when it is gzip (at most
+    /// ``maxBytes`` either way); a ``TraceError`` naming `path` when it cannot be read.
+    public func bytes(path: String) throws -> [UInt8] {
         let bytes = try Self.readFile(path, limit: maxBytes)
-        let text = Self.isGzip(bytes) ? try Self.gunzip(path, limit: maxBytes) : bytes
-        return try parse(text, file: path, name: Self.displayName(path))
+        return Self.isGzip(bytes) ? try Self.gunzip(path, limit: maxBytes) : bytes
     }
 
     /// Parses already decompressed trace text; `file` names the source in errors.
