@@ -85,7 +85,7 @@ let package = Package(
         .target(
             name: "StrataExplorer",
             dependencies: [
-                "Strata", "StrataRedis", "CNcursesw",
+                "Strata", "StrataRedis", "StrataSim", "CNcursesw",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],

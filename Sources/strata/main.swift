@@ -198,7 +198,10 @@ struct Run: AsyncParsableCommand {
     static let maxScriptBytes = 64 << 20
     static let configuration = CommandConfiguration(
         abstract: "Run explorer commands without a terminal and print the statistics.",
-        discussion: "Commands come from --script FILE, or one per line on stdin. Exit status 1 if any command failed."
+        discussion: """
+        Commands come from --script FILE, or one per line on stdin; with --replay FILE (a strata trace, see docs/traces.md) \
+        the trace is replayed after the script (stdin is not read without --script). Exit status 1 if any command failed.
+        """
     )
 
     @OptionGroup var pipeline: PipelineOptions
@@ -206,8 +209,18 @@ struct Run: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "A file of commands, one per line (# comments).")
     var script: String?
 
+    @Option(help: "Replay this strata trace (after the script, if any).")
+    var replay: String?
+
+    @Option(help: "With --replay: a multiplier of the trace's pace (2 twice as fast), or max (default 1).")
+    var speed: String = "1"
+
     @Flag(help: "Print the final statistics as JSON.")
     var json = false
+
+    func validate() throws {
+        do { _ = try TraceCommands.speed(speed) } catch { throw ValidationError("--speed: \(error.message)") }
+    }
 
     @Option(help: "Append log lines to this file as well as stderr.")
     var logFile: String?
@@ -237,7 +250,14 @@ struct Run: AsyncParsableCommand {
             write: { if !json { print($0) } },
             writeError: { FileHandle.standardError.write(Data("strata: \($0)\n".utf8)) }
         )
-        let failures = await runner.run(lines: ScriptRunner.lines(of: text), source: script ?? "stdin")
+        var failures = await runner.run(lines: ScriptRunner.lines(of: text), source: script ?? "stdin")
+        if let replay {
+            let pace: Double?
+            do { pace = try TraceCommands.speed(speed) } catch { fail("--speed: \(error.message)") }
+            let line = "replay \(replay) \(pace.map { String(format: "%g", $0) } ?? "max")"
+            if await !runner.perform(.replay(path: replay, speed: pace), line: line, location: "--replay") { failures += 1 }
+            await runner.finish()
+        }
         print(json ? runner.statisticsJSON() : "\n" + runner.statisticsTable())
         await model.shutdown()
         signals.cancel()
@@ -251,6 +271,7 @@ struct Run: AsyncParsableCommand {
 
     /// The script's text, or stdin's lines.
     func readCommands() throws(ScriptUnreadable) -> String {
+        if script == nil && replay != nil { return "" }
         guard let script else {
             var lines: [String] = []
             while let line = readLine(strippingNewline: true) { lines.append(line) }
@@ -354,7 +375,7 @@ struct Sim: ParsableCommand {
     @Option(help: "With --curve: recommend the smallest capacity within this many points of the best ratio tried.")
     var within: Double = 1
 
-    @Option(help: "Trace file format: auto, lirs, keys or csv.")
+    @Option(help: "Trace file format: auto, lirs, keys, csv or strata.")
     var format: String = "auto"
 
     @Flag(help: "Print JSON, one object per trace, size and policy.")

@@ -95,6 +95,9 @@ import Testing
 
         _ = input.handle(.character(":"))
         Self.typing("re", into: &input)
+        #expect(input.handle(.tab) == [.hint("record  replay  resume  reset")])
+        #expect(input.commandLine == "re")
+        Self.typing("s", into: &input)
         #expect(input.handle(.tab) == [.hint("resume  reset")])
         #expect(input.commandLine == "res")
     }

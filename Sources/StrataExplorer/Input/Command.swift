@@ -18,6 +18,13 @@ public enum Command: Sendable, Equatable {
     case toggle(name: String)
     case load(pattern: LoadPattern, keys: Int, rate: Int, seconds: Double?)
     case loadStop
+    /// Writes every request the explorer makes to a trace file (`record FILE`).
+    case record(path: String)
+    case recordStop
+    /// Replays a strata trace as a workload; `speed` nil: as fast as possible.
+    case replay(path: String, speed: Double?)
+    /// Replays a LIRS or one-key-per-line file as gets at `rate` a second (nil: as fast as possible).
+    case loadTrace(path: String, rate: Int?)
     /// Logs one workload get in N into the event log (0: none).
     case sample(Int)
     case pause
@@ -37,7 +44,10 @@ public enum Command: Sendable, Equatable {
         ("warn", "send a memory warning to every level"),
         ("toggle NAME", "switch a level condition on or off"),
         ("load PATTERN KEYS RATE [SECS]", "background gets/s; PATTERN is zipf, uniform or loop"),
-        ("load stop", "stop the workload"),
+        ("load trace FILE [RATE|max]", "get each key of a LIRS or one-key-per-line file"),
+        ("load stop", "stop the workload (or the replay)"),
+        ("record FILE / record stop", "write every request to a strata trace file"),
+        ("replay FILE [SPEED|max]", "replay a strata trace as the workload (SPEED a multiplier)"),
         ("sample N|auto", "log one workload get in N with its path (0: none; auto, the default: ~2/s)"),
         ("pause / resume", "freeze or resume the screen's figures"),
         ("reset", "zero every counter"),
@@ -107,6 +117,7 @@ public enum CommandParser {
             return .toggle(name: words[0])
         case "load":
             if words.first == "stop" && words.count == 1 { return .loadStop }
+            if words.first?.lowercased() == "trace" { return try TraceCommands.loadTrace(Array(words.dropFirst())) }
             guard words.count == 3 || words.count == 4 else {
                 throw CommandError("usage: load zipf|uniform|loop KEYS RATE [SECONDS] | load stop")
             }
@@ -133,6 +144,8 @@ public enum CommandParser {
                 throw CommandError("usage: sample N|auto (log one workload get in N; 0: none; auto: about 2/s)")
             }
             return .sample(every)
+        case "record": return try TraceCommands.record(words)
+        case "replay": return try TraceCommands.replay(words)
         case "pause": try noArguments(); return .pause
         case "resume": try noArguments(); return .resume
         case "reset": try noArguments(); return .reset
@@ -155,7 +168,7 @@ public enum CommandParser {
     }
 
     /// The commands' names, for "did you mean".
-    static let verbs = ["get", "set", "rm", "remove", "clear", "warn", "toggle", "load", "sample", "pause", "resume",
+    static let verbs = ["get", "set", "rm", "remove", "clear", "warn", "toggle", "load", "record", "replay", "sample", "pause", "resume",
                         "reset", "theme", "hz", "help", "quit"]
 
     /// The command name `verb` is most likely a typo of: at most two edits

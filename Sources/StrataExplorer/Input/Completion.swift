@@ -13,7 +13,7 @@ public struct Completion: Equatable, Sendable {
     }
 
     /// The command words, in help order.
-    public static let verbs = ["get", "set", "rm", "clear", "warn", "toggle", "load", "sample", "pause", "resume", "reset",
+    public static let verbs = ["get", "set", "rm", "clear", "warn", "toggle", "load", "record", "replay", "sample", "pause", "resume", "reset",
                                "theme", "hz", "help", "quit"]
 
     /// What the word being typed at the end of `prefix` may become.
@@ -29,7 +29,7 @@ public struct Completion: Equatable, Sendable {
             case "clear": pool = levels
             case "toggle": pool = toggles
             case "theme": pool = themes
-            case "load": pool = LoadPattern.allCases.map(\.rawValue) + ["stop"]
+            case "load": pool = LoadPattern.allCases.map(\.rawValue) + ["trace", "stop"]
             default: pool = []
             }
         default: pool = []

@@ -38,13 +38,17 @@ public final class ExplorerModel: Sendable {
         var frozen: [PaneState]?
         var history: [History]
         var workload: Workload?
+        /// A trace replayed as the workload, and the recording under way (ExplorerModel+Trace).
+        var replay: TraceReplay?
+        var lastReplay: TraceReplay?
+        var recorder: TraceRecorder?
     }
 
     public static let eventLimit = 500
     public static let sparklineLength = 60
 
     public let pipeline: Pipeline
-    private let state: Mutex<State>
+    let state: Mutex<State>
     /// One workload get in this many is logged with its path (0: none):
     /// `sample N`; ``autoSampling`` (the default): about two a second,
     /// whatever the rate, so the log stays readable.
@@ -120,7 +124,7 @@ public final class ExplorerModel: Sendable {
     public var events: [EventLine] { state.withLock { Array($0.events) } }
     public var status: CommandOutcome { state.withLock { $0.status } }
     public var isPaused: Bool { state.withLock { $0.paused } }
-    public var workloadDescription: String? { state.withLock { $0.workload?.description } }
+    public var workloadDescription: String? { state.withLock { $0.workload?.description ?? $0.replay?.description } }
     /// What the fail-safe did so far (`fail-safe 1h: 3 stale · 1 timed out`), if the pipeline has one.
     public var resilienceSummary: String? {
         guard let resilient = pipeline.resilient, let maxStale = resilient.options.maxStale else { return nil }
@@ -218,6 +222,7 @@ public final class ExplorerModel: Sendable {
     /// Screen-only commands (`theme`, `hz`, `help`, `quit`) are the caller's.
     @discardableResult
     public func execute(_ command: Command) async -> CommandOutcome {
+        record(command)
         let outcome = await perform(command)
         setStatus(outcome)
         return outcome
@@ -281,7 +286,10 @@ public final class ExplorerModel: Sendable {
             let on = toggle.flip()
             log("toggle \(name) → \(on ? "on" : "off")")
             return CommandOutcome("\(name) is \(on ? "on" : "off")")
+        case .record, .recordStop, .replay, .loadTrace:
+            return await performTrace(command)
         case .load(let pattern, let keys, let rate, let seconds):
+            stopReplay(replacedBy: "load")
             let workload = Workload(pattern: pattern, keys: keys, rate: rate, seconds: seconds)
             let previous = state.withLock { state -> Workload? in
                 defer { state.workload = workload }
@@ -293,6 +301,7 @@ public final class ExplorerModel: Sendable {
             }
             workload.start(on: pipeline.cache, sample: { [weak self] n, key in
                 guard let self else { return false }
+                self.recordRequest(.get(key: key))
                 let setting = self.sampling.load(ordering: .relaxed)
                 let every = setting == Self.autoSampling ? max(1, rate / 2) : setting
                 guard every > 0, n % every == 0 else { return false }
@@ -319,7 +328,7 @@ public final class ExplorerModel: Sendable {
             guard let workload = state.withLock({ state -> Workload? in
                 defer { state.workload = nil }
                 return state.workload
-            }) else { return CommandOutcome("no workload is running", isError: true) }
+            }) else { return stopReplay(replacedBy: nil) ?? CommandOutcome("no workload is running", isError: true) }
             workload.stop()
             log("load stopped after \(workload.completed) gets")
             return CommandOutcome("workload stopped")
@@ -351,6 +360,8 @@ public final class ExplorerModel: Sendable {
             // it and answered after it reads as more hits than gets).
             if let workload = state.withLock({ $0.workload }) {
                 await workload.quiesce(reset)
+            } else if let replay = state.withLock({ $0.replay }) {
+                await replay.quiesce(reset)
             } else {
                 reset()
             }
@@ -505,6 +516,7 @@ public final class ExplorerModel: Sendable {
         let workload = state.withLock { $0.workload }
         workload?.stop()
         await workload?.finished()
+        await endTracing()
         await pipeline.cache.waitForPendingWrites()
         await pipeline.shutdown()
     }

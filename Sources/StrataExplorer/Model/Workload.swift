@@ -102,13 +102,7 @@ public final class Workload: Sendable {
     /// runs `body`, and lets the workload go on: counters reset in `body`
     /// never see a get counted on one side of the reset and answered on the other.
     public func quiesce(timeout: Duration = .seconds(2), _ body: () -> Void) async {
-        gate.hold()
-        let deadline = ContinuousClock.now + timeout
-        while gate.inFlight > 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        body()
-        gate.release()
+        await gate.quiesce(timeout: timeout, body)
     }
 
     private func run(_ generator: KeyGenerator, cache: BasicCache<String, Data>,

@@ -42,6 +42,18 @@ final class WorkloadGate: Sendable {
 
     func hold() { state.withLock { $0.held = true } }
 
+    /// Holds new gets back, waits (at most `timeout`) for those in flight,
+    /// runs `body`, and lets them go on.
+    func quiesce(timeout: Duration, _ body: () -> Void) async {
+        hold()
+        let deadline = ContinuousClock.now + timeout
+        while inFlight > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        body()
+        release()
+    }
+
     func release() { open(closing: false) }
 
     /// Lets every waiter go for good.

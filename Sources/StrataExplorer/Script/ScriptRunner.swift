@@ -57,24 +57,40 @@ public struct ScriptRunner {
                 continue
             default: break
             }
-            let outcome = await model.execute(command)
-            if case .load(_, _, _, .some) = command, let workload = model.workload {
-                await workload.finished()
-                write("> \(Self.printable(line))\n  \(workload.completed) gets in \(String(format: "%.1f", workload.elapsedSeconds))s")
-            } else {
-                write("> \(Self.printable(line))\n  \(Self.printable(outcome.message))")
-            }
-            if outcome.isError {
-                writeError("\(source):\(index + 1): \(Self.printable(outcome.message))")
-                failures += 1
-            }
+            if await !perform(command, line: line, location: "\(source):\(index + 1)") { failures += 1 }
         }
+        await finish()
+        return failures
+    }
+
+    /// Runs one command and prints its outcome (a timed `load`, a `replay` or
+    /// a `load trace` once it has ended); false when it failed.
+    public func perform(_ command: Command, line: String, location: String) async -> Bool {
+        let outcome = await model.execute(command)
+        if case .load(_, _, _, .some) = command, let workload = model.workload {
+            await workload.finished()
+            write("> \(Self.printable(line))\n  \(workload.completed) gets in \(String(format: "%.1f", workload.elapsedSeconds))s")
+        } else if !outcome.isError, command.isReplay, let replay = model.lastReplay {
+            await model.replayFinished()
+            let failed = replay.failed > 0 ? " (\(replay.failed) failed)" : ""
+            write("> \(Self.printable(line))\n  \(replay.completed) requests in \(String(format: "%.1f", replay.elapsedSeconds))s\(failed)")
+        } else {
+            write("> \(Self.printable(line))\n  \(Self.printable(outcome.message))")
+        }
+        if outcome.isError {
+            writeError("\(location): \(Self.printable(outcome.message))")
+            return false
+        }
+        return true
+    }
+
+    /// Stops the workload, if one still runs, and waits for pending writes.
+    public func finish() async {
         if let workload = model.workload {
             workload.stop()
             await workload.finished()
         }
         await model.pipeline.cache.waitForPendingWrites()
-        return failures
     }
 
     /// Per-level statistics as an aligned table.

@@ -152,7 +152,7 @@ public final class ExplorerApp {
             eventTotal: all.count, filterLine: input.filterLine?.text ?? input.inspector?.filterLine?.text,
             filterCursor: (input.filterLine ?? input.inspector?.filterLine)?.charactersAfterCursor ?? 0,
             detail: input.showDetail && input.eventSelection < events.count ? events[input.eventSelection] : nil,
-            resilience: model.resilienceSummary, inspector: inspector
+            resilience: model.resilienceSummary, inspector: inspector, recording: model.recordingDescription
         )
     }
 

@@ -96,10 +96,12 @@ public struct Renderer: Sendable {
     func drawTitle(_ state: ViewState, into buffer: inout CellBuffer) {
         buffer.fill(" ", x: 0, y: 0, count: buffer.width, role: .title)
         var left = " strata · \(state.title)"
+        if let recording = state.recording { left += "  ● \(recording)" }
         if state.paused { left += "  ‖ PAUSED" }
         if let workload = state.workload { left += "  ▶ \(workload)" }
         if let resilience = state.resilience { left += "  · \(resilience)" }
-        if !unicode { left = left.replacingOccurrences(of: "‖", with: "||").replacingOccurrences(of: "▶", with: ">") }
+        if !unicode { left = left.replacingOccurrences(of: "‖", with: "||").replacingOccurrences(of: "▶", with: ">")
+            .replacingOccurrences(of: "●", with: "*") }
         let right = "\(state.hz) Hz · \(state.theme) "
         let rightWidth = TextWidth.of(right)
         buffer.put(left, x: 0, y: 0, role: .title, limit: max(0, buffer.width - rightWidth - 1), ellipsis: true)

@@ -14,6 +14,8 @@ public struct ViewState: Equatable, Sendable {
     public var paused: Bool
     public var hz: Int
     public var workload: String?
+    /// The recording under way (`REC t.trace 120`), if any.
+    public var recording: String?
     /// What the fail-safe did (`fail-safe: 3 stale · 1 timed out`), when the pipeline has one.
     public var resilience: String?
     public var theme: String
@@ -39,8 +41,9 @@ public struct ViewState: Equatable, Sendable {
                 commandLine: String? = nil, commandCursor: Int = 0, showHelp: Bool = false, helpScroll: Int = 0, paused: Bool = false, hz: Int = 10,
                 workload: String? = nil, theme: String = "default", focus: Focus? = nil, zoomed: Bool = false, compact: Bool = false,
                 eventSelection: Int = 0, eventFilter: String? = nil, eventTotal: Int? = nil, filterLine: String? = nil,
-                filterCursor: Int = 0, detail: EventLine? = nil, resilience: String? = nil, inspector: InspectorView? = nil) {
+                filterCursor: Int = 0, detail: EventLine? = nil, resilience: String? = nil, inspector: InspectorView? = nil, recording: String? = nil) {
         self.inspector = inspector
+        self.recording = recording
         self.title = title
         self.resilience = resilience
         self.panes = panes
