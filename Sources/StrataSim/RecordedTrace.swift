@@ -45,20 +45,15 @@ public enum RecordedTrace {
     public static func parse(_ bytes: [UInt8], file: String, maxRequests: Int = Workload.limit) throws(TraceError) -> [RecordedRequest] {
         var parser = RecordedTraceParser(file: file)
         var requests: [RecordedRequest] = []
-        var lineNumber = 0
-        var start = 0
-        while start < bytes.count {
-            let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
-            lineNumber += 1
-            if let request = try parser.consume(bytes[start..<end], line: lineNumber) {
+        let lines = try TraceReader.forEachLine(bytes) { (line, number) throws(TraceError) in
+            if let request = try parser.consume(line, line: number) {
                 guard requests.count < maxRequests else {
-                    throw .tooManyRequests(file: file, line: lineNumber, limit: maxRequests)
+                    throw .tooManyRequests(file: file, line: number, limit: maxRequests)
                 }
                 requests.append(request)
             }
-            start = end + 1
         }
-        if lineNumber == 0 { throw .empty(file: file) }
+        if lines == 0 { throw .empty(file: file) }
         return requests
     }
 

@@ -53,15 +53,23 @@ public struct TraceReader: Sendable {
     public func parse(_ bytes: [UInt8], file: String, name: String? = nil) throws -> Trace {
         guard bytes.count <= maxBytes else { throw TraceError.tooLarge(file: file, limit: maxBytes) }
         var parser = TraceLineParser(file: file, format: format, maxRequests: maxRequests)
+        try Self.forEachLine(bytes) { line, number in try parser.consume(line, line: number) }
+        return try parser.finish(name: name ?? Self.displayName(file))
+    }
+
+    /// Calls `body` with each line of `bytes` (split at `\n`, without it) and
+    /// its number, from 1; returns the number of lines.
+    @discardableResult
+    package static func forEachLine<E: Error>(_ bytes: [UInt8], _ body: (ArraySlice<UInt8>, Int) throws(E) -> Void) throws(E) -> Int {
         var lineNumber = 0
         var start = 0
         while start < bytes.count {
             let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
             lineNumber += 1
-            try parser.consume(bytes[start..<end], line: lineNumber)
+            try body(bytes[start..<end], lineNumber)
             start = end + 1
         }
-        return try parser.finish(name: name ?? Self.displayName(file))
+        return lineNumber
     }
 
     /// `multi1.trace.gz` → `multi1`: the file name without directories and

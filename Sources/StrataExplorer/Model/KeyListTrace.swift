@@ -12,16 +12,11 @@ enum KeyListTrace {
     static func read(path: String, rate: Int?) throws -> [RecordedRequest] {
         let bytes = try TraceReader().bytes(path: path)
         var requests: [RecordedRequest] = []
-        var lineNumber = 0
-        var start = 0
-        while start < bytes.count {
-            let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
-            lineNumber += 1
-            defer { start = end + 1 }
-            let text = TraceLineParser.trimmed(bytes[start..<end])
-            if text.isEmpty || (text.count == 1 && text.first == UInt8(ascii: "*")) { continue }
+        try TraceReader.forEachLine(bytes) { (line, lineNumber) throws(TraceError) in
+            let text = TraceLineParser.trimmed(line)
+            if text.isEmpty || (text.count == 1 && text.first == UInt8(ascii: "*")) { return }
             if requests.isEmpty && RecordedTrace.isHeader(text) {
-                throw TraceError.malformed(file: path, line: lineNumber,
+                throw .malformed(file: path, line: lineNumber,
                                            reason: "this is a strata trace: replay it with replay \(path)")
             }
             let key: String
@@ -31,7 +26,7 @@ enum KeyListTrace {
                 guard let textKey = String(validating: text, as: UTF8.self) else {
                     throw TraceError.malformed(file: path, line: lineNumber, reason: "the key is not UTF-8 text")
                 }
-                do { try CommandParser.validate(key: textKey) } catch {
+                do throws(CommandError) { try CommandParser.validate(key: textKey) } catch {
                     throw TraceError.malformed(file: path, line: lineNumber, reason: error.message)
                 }
                 key = textKey

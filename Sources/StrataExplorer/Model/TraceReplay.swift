@@ -19,8 +19,7 @@ public final class TraceReplay: Sendable {
     private let failedCount = Atomic<Int>(0)
     /// How far behind its schedule the last request went, in milliseconds.
     private let lagMilliseconds = Atomic<Int>(0)
-    private let task = Mutex<Task<Void, Never>?>(nil)
-    private let gate = WorkloadGate()
+    private let background = BackgroundLoad()
 
     public init(label: String, requests: [RecordedRequest], speed: Double?) {
         self.label = label
@@ -55,41 +54,37 @@ public final class TraceReplay: Sendable {
     /// failed; `onFinish` runs when the last request is answered (not on ``stop()``).
     public func start(perform: @escaping @Sendable (RecordedRequest.Operation) async -> Bool,
                       onFinish: @escaping @Sendable () -> Void) {
-        let handle = Task {
-            startedAt.withLock { $0 = .now }
-            let first = requests.first?.offsetMicroseconds ?? 0
-            for request in requests {
+        background.start {
+            self.startedAt.withLock { $0 = .now }
+            let first = self.requests.first?.offsetMicroseconds ?? 0
+            for request in self.requests {
                 if Task.isCancelled { return }
-                if let speed {
+                if let speed = self.speed {
                     let due = Double(request.offsetMicroseconds - first) / 1e6 / speed
-                    let wait = due - elapsedSeconds
+                    let wait = due - self.elapsedSeconds
                     if wait > 0.001 {
                         do { try await Task.sleep(for: .nanoseconds(Int64(wait * 1e9))) } catch { return }
                     }
-                    lagMilliseconds.store(Int(max(0, -wait) * 1000), ordering: .relaxed)
+                    self.lagMilliseconds.store(Int(max(0, -wait) * 1000), ordering: .relaxed)
                 }
-                guard await gate.enter() else { return }
+                guard await self.background.gate.enter() else { return }
                 let ok = await perform(request.operation)
-                gate.leave()
-                if !ok { failedCount.add(1, ordering: .relaxed) }
-                doneCount.add(1, ordering: .relaxed)
+                self.background.gate.leave()
+                if !ok { self.failedCount.add(1, ordering: .relaxed) }
+                self.doneCount.add(1, ordering: .relaxed)
             }
             if !Task.isCancelled { onFinish() }
         }
-        task.withLock { $0 = handle }
     }
 
-    public func stop() {
-        task.withLock { $0 }?.cancel()
-        gate.close()
-    }
+    public func stop() { background.stop() }
 
     /// Waits until the replay has ended (stopped or finished).
-    public func finished() async { await task.withLock { $0 }?.value }
+    public func finished() async { await background.finished() }
 
     /// Holds the next request back, waits (at most `timeout`) for the one in
     /// flight, runs `body`, and goes on (for `reset`, as ``Workload/quiesce(timeout:_:)``).
     public func quiesce(timeout: Duration = .seconds(2), _ body: () -> Void) async {
-        await gate.quiesce(timeout: timeout, body)
+        await background.quiesce(timeout: timeout, body)
     }
 }

@@ -20,8 +20,8 @@ public final class Workload: Sendable {
     private let startedAt = Mutex(ContinuousClock.now)
     private let sequence = Atomic<Int>(0)
     private let completedCount = Atomic<Int>(0)
-    private let task = Mutex<Task<Void, Never>?>(nil)
-    private let gate = WorkloadGate()
+    private let background = BackgroundLoad()
+    private var gate: WorkloadGate { background.gate }
 
     /// `seed`: the same seed replays the same keys per worker (default: random).
     public init(pattern: LoadPattern, keys: Int, rate: Int, seconds: Double?, seed: UInt64? = nil) {
@@ -78,8 +78,8 @@ public final class Workload: Sendable {
                       sample: (@Sendable (_ n: Int, _ key: String) async -> Bool)? = nil,
                       onFinish: @escaping @Sendable () -> Void) {
         let streams = generators()
-        let handle = Task {
-            startedAt.withLock { $0 = .now }
+        background.start {
+            self.startedAt.withLock { $0 = .now }
             await withTaskGroup(of: Void.self) { group in
                 for generator in streams {
                     group.addTask { await self.run(generator, cache: cache, sample: sample) }
@@ -87,22 +87,18 @@ public final class Workload: Sendable {
             }
             if !Task.isCancelled { onFinish() }
         }
-        task.withLock { $0 = handle }
     }
 
-    public func stop() {
-        task.withLock { $0 }?.cancel()
-        gate.close()
-    }
+    public func stop() { background.stop() }
 
     /// Waits until the workload has ended (stopped or finished).
-    public func finished() async { await task.withLock { $0 }?.value }
+    public func finished() async { await background.finished() }
 
     /// Holds new gets back, waits (at most `timeout`) for those in flight,
     /// runs `body`, and lets the workload go on: counters reset in `body`
     /// never see a get counted on one side of the reset and answered on the other.
     public func quiesce(timeout: Duration = .seconds(2), _ body: () -> Void) async {
-        await gate.quiesce(timeout: timeout, body)
+        await background.quiesce(timeout: timeout, body)
     }
 
     private func run(_ generator: KeyGenerator, cache: BasicCache<String, Data>,
