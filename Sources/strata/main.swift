@@ -200,7 +200,9 @@ struct Run: AsyncParsableCommand {
         abstract: "Run explorer commands without a terminal and print the statistics.",
         discussion: """
         Commands come from --script FILE, or one per line on stdin; with --replay FILE (a strata trace, see docs/traces.md) \
-        the trace is replayed after the script (stdin is not read without --script). Exit status 1 if any command failed.
+        the trace is replayed after the script (stdin is not read without --script). With --compare B.yaml the same run \
+        is made against a second pipeline, after the first, and both tables are printed side by side with their \
+        differences. Exit status 1 if any command failed.
         """
     )
 
@@ -214,6 +216,9 @@ struct Run: AsyncParsableCommand {
 
     @Option(help: "With --replay: a multiplier of the trace's pace (2 twice as fast), or max (default 1).")
     var speed: String = "1"
+
+    @Option(help: "A second pipeline file: the same commands and trace run against it too, and both are printed side by side with their differences.")
+    var compare: String?
 
     @Flag(help: "Print the final statistics as JSON.")
     var json = false
@@ -232,23 +237,64 @@ struct Run: AsyncParsableCommand {
         // directories made and nothing to delete them.
         let signals = ShutdownSignals()
         let paths = ExplorerPaths()
-        let model: ExplorerModel
+        let spec: PipelineSpec, other: PipelineSpec?
         do {
             if let logFile { try LogRouter.shared.addLogFile(path: logFile) }
-            model = ExplorerModel(pipeline: try Pipeline(try pipeline.loadPipeline(paths: paths)))
+            spec = try pipeline.loadPipeline(paths: paths)
+            other = try compare.map { try PipelineFile.load(path: $0) }
         } catch {
+            fail("\(error)")
+        }
+        // Built before stdin is read: a signal while it waits shuts it down.
+        let first = Self.model(spec, signals: signals)
+        let text: String
+        do { text = try readCommands() } catch {
+            await first.shutdown()
+            fail(error.message)
+        }
+        guard let other, let compare else {
+            let (failures, output) = await session(first, text, label: nil) { runner in
+                json ? runner.statisticsJSON() : "\n" + runner.statisticsTable()
+            }
+            print(output)
+            signals.cancel()
+            if failures > 0 { throw ExitCode(1) }
+            return
+        }
+        // One pipeline after the other, so neither slows the other down.
+        let a = "A: \(pipeline.config ?? spec.name)", b = "B: \(compare)"
+        let (failuresA, sideA) = await session(first, text, label: a) { runner in
+            (PipelineComparison.Side(label: a, model: runner.model), runner.statisticsJSON())
+        }
+        let (failuresB, sideB) = await session(Self.model(other, signals: signals), text, label: b) { runner in
+            (PipelineComparison.Side(label: b, model: runner.model), runner.statisticsJSON())
+        }
+        print(json ? "{\"a\": \(sideA.1),\n\"b\": \(sideB.1)}" : PipelineComparison(sideA.0, sideB.0).text)
+        signals.cancel()
+        if failuresA + failuresB > 0 { throw ExitCode(1) }
+    }
+
+    /// The model of `spec`, which a signal from now on shuts down.
+    static func model(_ spec: PipelineSpec, signals: ShutdownSignals) -> ExplorerModel {
+        let model: ExplorerModel
+        do { model = ExplorerModel(pipeline: try Pipeline(spec)) } catch {
             fail("\(error)")  // a pipeline that failed to build deleted what it had made
         }
         signals.shutsDown(model)
-        let text: String
-        do { text = try readCommands() } catch {
-            await model.shutdown()
-            fail(error.message)
-        }
+        return model
+    }
+
+    /// Runs the commands of `text` and the `--replay` trace on `model`, and
+    /// returns the failed commands and `report(runner)` made before the model
+    /// shuts down. With a `label` (comparing), outcomes are not printed and
+    /// errors name the pipeline.
+    func session<Report>(_ model: ExplorerModel, _ text: String, label: String?,
+                         report: (ScriptRunner) -> Report) async -> (Int, Report) {
+        let quiet = json || label != nil
         let runner = ScriptRunner(
             model: model,
-            write: { if !json { print($0) } },
-            writeError: { FileHandle.standardError.write(Data("strata: \($0)\n".utf8)) }
+            write: { if !quiet { print($0) } },
+            writeError: { FileHandle.standardError.write(Data("strata: \(label.map { "\($0): " } ?? "")\($0)\n".utf8)) }
         )
         var failures = await runner.run(lines: ScriptRunner.lines(of: text), source: script ?? "stdin")
         if let replay {
@@ -258,10 +304,9 @@ struct Run: AsyncParsableCommand {
             if await !runner.perform(.replay(path: replay, speed: pace), line: line, location: "--replay") { failures += 1 }
             await runner.finish()
         }
-        print(json ? runner.statisticsJSON() : "\n" + runner.statisticsTable())
+        let output = report(runner)
         await model.shutdown()
-        signals.cancel()
-        if failures > 0 { throw ExitCode(1) }
+        return (failures, output)
     }
 
     /// Why the script cannot be run.
@@ -346,7 +391,8 @@ struct Sim: ParsableCommand {
         abstract: "Replay traces or generated workloads against eviction policies and print hit ratios.",
         discussion: """
         Each input is a trace file, plain or gzip: LIRS (one integer key per line; blank and * lines \
-        skipped), one key per line, or CSV key[,size] (with sizes, capacities are bytes). Or a workload: \
+        skipped), one key per line, CSV key[,size] (with sizes, capacities are bytes), or a strata trace \
+        (#strata-trace 1, what the explorer's :record writes; its gets and sets). Or a workload: \
         \(Workload.forms.joined(separator: ", ")).
         Policies: \(PolicyKind.all.map { "\($0.name) (\($0.summary))" }.joined(separator: "; ")).
         Under the table: each row's best policy other than optimal and its gap to optimal (points), and \

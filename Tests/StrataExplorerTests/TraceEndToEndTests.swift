@@ -47,6 +47,47 @@ import Testing
         #expect(speed.stderr.hasPrefix("strata: error: --speed: SPEED must be a multiplier"), "\(speed.stderr)")
     }
 
+    /// `--compare`: the same trace against an LRU level of 2 entries and one
+    /// of 3, over a loop of 3 keys: A never hits, B hits the second round.
+    @Test func runComparesTwoPipelines() async throws {
+        let directory = TemporaryDirectory("strata-compare")
+        defer { directory.remove() }
+        func pipeline(_ name: String, count: Int) throws -> String {
+            let path = directory.path + "/\(name).yaml"
+            try """
+            name: \(name)
+            levels:
+              - name: L1
+                kind: memory
+                capacity: 1MiB
+                count: \(count)
+                policy: lru
+              - name: origin
+                kind: origin
+                latency: 0ms
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let a = try pipeline("small", count: 2), b = try pipeline("big", count: 3)
+        let trace = directory.path + "/loop.trace"
+        try "#strata-trace 1\n0 get a\n1 get b\n2 get c\n3 get a\n4 get b\n5 get c\n".write(toFile: trace, atomically: true, encoding: .utf8)
+        let result = try await E2E.run(["run", "--config", a, "--compare", b, "--replay", trace, "--speed", "max"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(lines.first == ["A:", a, "gets", "hits", "hit%", "p99", "│", "B:", b, "gets", "hits", "hit%", "p99"], "\(result.stdout)")
+        #expect(lines.contains { $0.prefix(4) == ["L1", "6", "0", "0.0"] && $0.dropFirst(5).prefix(5) == ["│", "L1", "6", "3", "50.0"] },
+                "\(result.stdout)")
+        #expect(lines.contains { $0 == ["answered", "above", "the", "last", "level", "0.0%", "50.0%", "+50.0", "points"] }, "\(result.stdout)")
+        #expect(lines.contains { $0 == ["requests", "to", "origin", "/", "origin", "6", "3", "-3", "(-50.0%)"] }, "\(result.stdout)")
+        #expect(lines.contains { $0.prefix(5) == ["p99", "of", "a", "replayed", "get"] && $0.count == 8 }, "\(result.stdout)")
+
+        let json = try await E2E.run(["run", "--config", a, "--compare", b, "--replay", trace, "--json"])
+        let both = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: [String: Any]]
+        #expect(both?["a"]?["pipeline"] as? String == "small" && both?["b"]?["pipeline"] as? String == "big", "\(json.stdout)")
+        let missing = try await E2E.run(["run", "--config", a, "--compare", directory.path + "/none.yaml", "--replay", trace])
+        #expect(missing.status == 2 && missing.stderr.hasPrefix("strata: error: \(directory.path)/none.yaml"), "\(missing.stderr)")
+    }
+
     @Test func recordThenReplayOnTheScreen() async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") else {
             Issue.record("tmux is not installed: run `make test` (scripts/setup.sh installs it)")
@@ -95,6 +136,10 @@ import Testing
         _ = await tmux.waitFor { $0.contains("● REC q 1") }
         try tmux("send-keys", "-t", "ui", "q")
         _ = await tmux.waitFor { !$0.contains("events") }
-        #expect(try RecordedTrace.read(path: quitTrace).map(\.operation) == [.get(key: "z")])
+        // The screen goes first; the model's shutdown then writes the buffer.
+        let written = await TraceRecordReplayTests.eventually {
+            (try? RecordedTrace.read(path: quitTrace).map(\.operation)) == [.get(key: "z")]
+        }
+        #expect(written, "\((try? String(contentsOfFile: quitTrace, encoding: .utf8)) ?? "no file")")
     }
 }

@@ -156,7 +156,9 @@ extension ExplorerModel {
             case .get(let key):
                 // Done once its back-fills are: the next request sees them,
                 // so a replay repeats its counters at any speed.
+                let started = ContinuousClock.now
                 _ = try await pipeline.cache.getIfPresent(key)
+                replay.getLatency.record(ContinuousClock.now - started)
                 await pipeline.cache.waitForPendingWrites()
             case .set(let key, let size): try await pipeline.cache.set(Data(repeating: UInt8(ascii: "."), count: size), forKey: key)
             case .remove(let key): try await pipeline.cache.remove(key)

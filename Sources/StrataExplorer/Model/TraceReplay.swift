@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 import StrataSim
 import Synchronization
 
@@ -20,6 +21,8 @@ public final class TraceReplay: Sendable {
     /// How far behind its schedule the last request went, in milliseconds.
     private let lagMilliseconds = Atomic<Int>(0)
     private let background = BackgroundLoad()
+    /// How long each replayed get took through the whole pipeline (its back-fills not waited for).
+    public let getLatency = LatencyHistogram()
 
     public init(label: String, requests: [RecordedRequest], speed: Double?) {
         self.label = label

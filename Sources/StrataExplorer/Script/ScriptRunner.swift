@@ -106,12 +106,18 @@ public struct ScriptRunner {
                 pane.bytes.map(String.init) ?? "-", Units.latency(s.getP50), Units.latency(s.getP99),
             ])
         }
-        // Padded by display width (a wide character takes two columns); never cut.
-        let widths = header.indices.map { column in rows.map { TextWidth.of($0[column]) }.max() ?? 0 }
+        return Self.aligned(rows).joined(separator: "\n")
+    }
+
+    /// Rows padded to columns by display width (a wide character takes two
+    /// columns), two spaces apart; never cut.
+    static func aligned(_ rows: [[String]]) -> [String] {
+        let columns = rows.map(\.count).max() ?? 0
+        let widths = (0..<columns).map { column in rows.map { $0.count > column ? TextWidth.of($0[column]) : 0 }.max() ?? 0 }
         return rows.map { row in
             row.enumerated().map { $1 + String(repeating: " ", count: widths[$0] - TextWidth.of($1)) }
                 .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
-        }.joined(separator: "\n")
+        }
     }
 
     /// Per-level statistics as JSON (see ``ScriptReport``).
