@@ -9,12 +9,14 @@ import Testing
 /// a round trip that repeats the counters, LIRS and key files, and the
 /// ways a recording or a replay fails.
 @Suite struct TraceRecordReplayTests {
-    /// LRU memory above an origin that never fails: the same requests in the
-    /// same order give the same counters (the adaptive policy seeds its
-    /// frequency sketch per level, so two of them admit differently).
+    /// Memory with room for every key above an origin that never fails: the
+    /// same requests in the same order give the same counters. (With
+    /// evictions they need not: which keys a full level keeps depends on when
+    /// each back-fill lands, and on a loaded machine the recording's and the
+    /// replay's differed.)
     static func deterministicSpec() -> PipelineSpec {
         PipelineSpec(name: "deterministic", levels: [
-            LevelSpec(name: "L1", kind: .memory(capacity: 1 << 20, countLimit: 8), policy: .lru),
+            LevelSpec(name: "L1", kind: .memory(capacity: 1 << 20, countLimit: 1000), policy: .lru),
             LevelSpec(name: "origin", kind: .origin(latency: .zero, jitter: .zero, failureRate: 0, valueSize: 32)),
         ])
     }
@@ -48,15 +50,18 @@ import Testing
             _ = await recorded.execute(.get(key: "user 1"))  // a key with a space, as a trace may hold
             _ = await recorded.execute(.set(key: "b", value: "hello"))
             _ = await recorded.execute(.get(key: "b"))
-            // One worker (50/s) over 12 keys in a loop: 8 fit, so some evict.
-            // Stopped after 40 gets (not by a time limit, which a loaded
-            // machine may reach before the first get).
-            _ = await recorded.execute(.load(pattern: .loop, keys: 12, rate: 50, seconds: nil))
+            // One worker (50/s) over 1000 keys in a loop: a miss each (a
+            // workload get does not wait for its back-fill, so a key it asked
+            // for again soon after could miss or hit by timing), stopped after
+            // 40 gets (not by a time limit, which a loaded machine may reach
+            // before the first get). Then typed gets of its keys: hits.
+            _ = await recorded.execute(.load(pattern: .loop, keys: 1000, rate: 50, seconds: nil))
             let workload = try #require(recorded.workload)
             #expect(await Self.eventually { workload.completed >= 40 })
             _ = await recorded.execute(.loadStop)
             await workload.finished()
             await recorded.pipeline.cache.waitForPendingWrites()
+            for key in 0..<5 { _ = await recorded.execute(.get(key: "key:\(key)")) }
             _ = await recorded.execute(.remove(key: "b"))
             _ = await recorded.execute(.clear(level: "L1"))
             _ = await recorded.execute(.get(key: "b"))
@@ -66,7 +71,7 @@ import Testing
             return Self.counters(recorded)
         }
         let requests = try RecordedTrace.read(path: file)
-        #expect(requests.count >= 40 + 6, "the workload's gets are recorded too")
+        #expect(requests.count >= 40 + 11, "the workload's gets are recorded too")
         #expect(requests.first?.operation == .get(key: "user 1"))
         #expect(requests.contains { $0.operation == .set(key: "b", valueSize: 5) })
         #expect(requests.contains { $0.operation == .clear(level: "L1") })
@@ -117,6 +122,34 @@ import Testing
             #expect(Self.counters(model)[0].prefix(3) == [4, 1, 3], "a, b, a, key:7: one hit")
             #expect(model.pipeline.levels[0].holds?("key:7") == true)
         }
+    }
+
+    /// Random bytes as a `load trace` file: requests, or a `TraceError`
+    /// naming a line of the input; nothing traps, and every key read is one
+    /// a typed command would accept.
+    @Test func keyListFuzz() {
+        var random = SplitMix64(seed: 35)
+        let alphabet = Array("0123456789-+* \t\r\nkey:é#strata-trace".utf8) + [0x00, 0x01, 0x1B, 0xFF, 0xC3]
+        for _ in 0..<20_000 {
+            let bytes = (0..<Int.random(in: 0..<40, using: &random)).map { _ in alphabet.randomElement(using: &random)! }
+            let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).count
+            do {
+                let requests = try KeyListTrace.parse(bytes, file: "k", rate: 100)
+                for request in requests {
+                    guard case .get(let key) = request.operation else { Issue.record("not a get: \(request)"); continue }
+                    #expect(throws: Never.self) { try CommandParser.validate(key: key) }
+                }
+            } catch {
+                switch error {
+                case .malformed(let file, let line, _): #expect(file == "k" && (1...lines).contains(line))
+                case .empty(let file): #expect(file == "k")
+                default: Issue.record("unexpected \(error)")
+                }
+            }
+        }
+        #expect((try? KeyListTrace.parse(Array("3\nx y\n".utf8), file: "k", rate: 2)) == [
+            RecordedRequest(offsetMicroseconds: 0, .get(key: "key:3")), RecordedRequest(offsetMicroseconds: 500_000, .get(key: "x y")),
+        ])
     }
 
     @Test func errorsNameTheFileAndLine() async throws {

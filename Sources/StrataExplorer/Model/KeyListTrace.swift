@@ -10,7 +10,11 @@ enum KeyListTrace {
 
     /// The requests of `path`, one get per line, `rate` a second (nil: no pacing).
     static func read(path: String, rate: Int?) throws -> [RecordedRequest] {
-        let bytes = try TraceReader().bytes(path: path)
+        try parse(TraceReader().bytes(path: path), file: path, rate: rate)
+    }
+
+    /// The requests of a file's text; `file` names it in errors.
+    static func parse(_ bytes: [UInt8], file path: String, rate: Int?) throws(TraceError) -> [RecordedRequest] {
         var requests: [RecordedRequest] = []
         try TraceReader.forEachLine(bytes) { (line, lineNumber) throws(TraceError) in
             let text = TraceLineParser.trimmed(line)
@@ -37,7 +41,7 @@ enum KeyListTrace {
             let offset = rate.map { requests.count * 1_000_000 / $0 } ?? 0
             requests.append(RecordedRequest(offsetMicroseconds: offset, .get(key: key)))
         }
-        guard !requests.isEmpty else { throw TraceError.empty(file: path) }
+        guard !requests.isEmpty else { throw .empty(file: path) }
         return requests
     }
 }
