@@ -179,6 +179,24 @@ import Testing
         }
     }
 
+    /// A second `record` ends the first, also on the same file: the file
+    /// then holds the second recording alone, whole.
+    @Test func aSecondRecordEndsTheFirst() async throws {
+        let directory = TemporaryDirectory("strata-record-twice")
+        defer { directory.remove() }
+        let file = directory.path + "/t.trace"
+        let model = ExplorerModel(pipeline: try Pipeline(Self.deterministicSpec()))
+        await model.withShutdown {
+            _ = await model.execute(.record(path: file))
+            for key in 0..<100 { _ = await model.execute(.get(key: "first:\(key)")) }
+            let second = await model.execute(.record(path: file))
+            #expect(second.message == "recorded 100 requests to \(file); recording to \(file) (record stop ends it)")
+            _ = await model.execute(.get(key: "second"))
+            _ = await model.execute(.recordStop)
+        }
+        #expect(try RecordedTrace.read(path: file).map(\.operation) == [.get(key: "second")])
+    }
+
     /// A full disk (`/dev/full`) and a deleted directory end the recording
     /// with one line in the log and the status; the explorer goes on.
     @Test func aFailedWriteEndsTheRecording() async throws {

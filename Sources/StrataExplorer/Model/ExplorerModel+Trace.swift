@@ -65,6 +65,8 @@ extension ExplorerModel {
     }
 
     private func startRecording(_ path: String) async -> CommandOutcome {
+        // The last one ends first: its last buffer may go to the same file.
+        let previous = await stopRecording()
         let recorder: TraceRecorder
         do {
             recorder = try TraceRecorder(path: path) { [weak self] message in
@@ -76,9 +78,8 @@ extension ExplorerModel {
                 self.setStatus(CommandOutcome(message, isError: true))
             }
         } catch {
-            return CommandOutcome(error.description, isError: true)
+            return CommandOutcome((previous.map { $0.message + "; " } ?? "") + error.description, isError: true)
         }
-        let previous = await stopRecording()
         state.withLock { $0.recorder = recorder }
         log("recording every request to \(path)")
         return CommandOutcome((previous.map { $0.message + "; " } ?? "") + "recording to \(path) (record stop ends it)")
