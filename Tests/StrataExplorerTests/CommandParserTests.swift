@@ -40,7 +40,7 @@ import Testing
         ("get", "missing KEY: get KEY"),
         ("get a b", "get takes one KEY (keys have no spaces)"),
         ("set k", "missing VALUE: set KEY VALUE"),
-        ("load zipf", "usage: load zipf|uniform|loop KEYS RATE [SECONDS] | load stop"),
+        ("load zipf", "usage: load zipf|uniform|loop KEYS RATE [SECONDS] | load trace FILE [RATE] | load stop"),
         ("load pareto 10 10", "unknown load pattern 'pareto' (zipf, uniform or loop)"),
         ("load zipf ten 10", "KEYS must be a whole number from 1 to 10000000, got 'ten'"),
         ("load zipf 10 0", "RATE (gets per second) must be from 1 to 10000000, got '0'"),

@@ -179,6 +179,31 @@ import Testing
         }
     }
 
+    @Test func parsesTheTraceCommands() throws {
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? ""
+        #expect(try CommandParser.parse("record t.trace") == .record(path: "t.trace"))
+        #expect(try CommandParser.parse("record ~/t.trace") == .record(path: home + "/t.trace"))
+        #expect(try CommandParser.parse("record stop") == .recordStop)
+        #expect(try CommandParser.parse("replay t.trace") == .replay(path: "t.trace", speed: 1))
+        #expect(try CommandParser.parse("replay t.trace 2x") == .replay(path: "t.trace", speed: 2))
+        #expect(try CommandParser.parse("replay t.trace MAX") == .replay(path: "t.trace", speed: nil))
+        #expect(try CommandParser.parse("load trace k.txt") == .loadTrace(path: "k.txt", rate: nil))
+        #expect(try CommandParser.parse("load trace k.txt 500") == .loadTrace(path: "k.txt", rate: 500))
+        let errors: [(String, String)] = [
+            ("record", "usage: record FILE | record stop"),
+            ("record a b", "usage: record FILE | record stop"),
+            ("replay", "usage: replay FILE [SPEED|max] (SPEED a multiplier such as 2 or 0.5; default 1)"),
+            ("replay t 0", "SPEED must be a multiplier from 0.001 to 1000 (such as 2 or 0.5) or max, got '0'"),
+            ("replay t nan", "SPEED must be a multiplier from 0.001 to 1000 (such as 2 or 0.5) or max, got 'nan'"),
+            ("load trace", "usage: load trace FILE [RATE|max] (RATE gets per second; default max)"),
+            ("load trace k 0", "RATE (gets per second) must be from 1 to 10000000 or max, got '0'"),
+            ("replay a\u{1B}b", "file name contains control characters"),
+        ]
+        for (line, message) in errors {
+            #expect(throws: CommandError(message), "\(line)") { try CommandParser.parse(line) }
+        }
+    }
+
     /// A second `record` ends the first, also on the same file: the file
     /// then holds the second recording alone, whole.
     @Test func aSecondRecordEndsTheFirst() async throws {

@@ -119,7 +119,7 @@ public enum CommandParser {
             if words.first == "stop" && words.count == 1 { return .loadStop }
             if words.first?.lowercased() == "trace" { return try TraceCommands.loadTrace(Array(words.dropFirst())) }
             guard words.count == 3 || words.count == 4 else {
-                throw CommandError("usage: load zipf|uniform|loop KEYS RATE [SECONDS] | load stop")
+                throw CommandError("usage: load zipf|uniform|loop KEYS RATE [SECONDS] | load trace FILE [RATE] | load stop")
             }
             guard let pattern = LoadPattern(rawValue: words[0].lowercased()) else {
                 throw CommandError("unknown load pattern '\(words[0])' (zipf, uniform or loop)")
