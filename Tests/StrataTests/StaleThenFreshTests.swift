@@ -36,7 +36,7 @@ import Testing
         let cache = memory + BasicFetcher<String, String> { _ in throw TestError("origin down") }
         let (readings, error) = await collect(cache.values(forKey: "k"))
         #expect(readings == [CacheReading(value: "stale", source: .cached)])
-        #expect(error as? TestError == TestError("origin down"))
+        #expect((error as? FetchError)?.cause(as: TestError.self) == TestError("origin down"), "\(String(describing: error))")
         #expect(memory.value(forKey: "k") == "stale", "the stale value is not lost")
     }
 

@@ -36,9 +36,11 @@ extension ComposedCache {
     /// one, and the stream ends with the cached reading alone.
     ///
     /// Failures: if the refresh fails after a cached reading, the stream ends
-    /// with that error (the caller already holds the stale value). If neither
-    /// part has the key, it ends with ``FetchError/valueNotInCache``; an upper
-    /// level that fails is treated as a miss. Cancelling the consuming task
+    /// with that error (the caller already holds the stale value). It ends
+    /// with a ``FetchError`` naming this composition and the key, as a get
+    /// throws: ``FetchError/Reason/valueNotInCache`` if neither part has the
+    /// key, ``FetchError/Reason/levelsFailed`` if the lower levels fail; an
+    /// upper level that fails is treated as a miss. Cancelling the consuming task
     /// (or dropping the stream) cancels the refresh.
     public func values(forKey key: Key) -> AsyncThrowingStream<CacheReading<Value>, any Error> {
         let upper = self.upper
@@ -56,7 +58,7 @@ extension ComposedCache {
                     // taken after the upper read (where a shared level may have recorded
                     // what its miss left, such as a Redis lease), and by the pooled read
                     // it may join.
-                    if let fresh = try await self.readLowerAndBackfill(key) {
+                    if let fresh = try await self.readLower(key, failures: []) {
                         // A write overlapped the readings: the lower one may be older than the
                         // cached one already yielded (a set that reached `upper` first), so it is not yielded.
                         if !hadCached || self.order.isCurrent(ticket) {
@@ -64,10 +66,10 @@ extension ComposedCache {
                         }
                         continuation.finish()
                     } else {
-                        continuation.finish(throwing: hadCached ? nil : FetchError.valueNotInCache)
+                        continuation.finish(throwing: hadCached ? nil : FetchError.notFound(key, in: self.name))
                     }
                 } catch {
-                    continuation.finish(throwing: error)
+                    continuation.finish(throwing: FetchError.failed(error, key: key, in: self.name))
                 }
             }
             continuation.onTermination = { _ in task.cancel() }

@@ -70,8 +70,10 @@ public struct FetchError: Error, Hashable, Sendable {
 
     /// Runs a get of `key` in `level` (a loading get's whole work), throwing
     /// what ``failed(_:key:in:)`` makes of its errors.
-    static func getting<T>(_ key: some Sendable, in level: String, _ body: () async throws -> T) async throws -> T {
-        do { return try await body() } catch { throw failed(error, key: key, in: level) }
+    /// The level's name is asked for only on failure (a composition builds it).
+    static func getting<T>(_ key: some Sendable, in level: @autoclosure () -> String,
+                           _ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch { throw failed(error, key: key, in: level()) }
     }
 
     /// The miss of `key` in `level` (out of line: a get's hit path stays small).
@@ -81,11 +83,17 @@ public struct FetchError: Error, Hashable, Sendable {
     }
 
     /// What a get of `key` in `level` throws for `error`, an error of the
-    /// level's read: cancellation and fetch errors as they are, any other
-    /// as the failures it carries.
+    /// level's read: cancellation as it is; a fetch error of a get nested in
+    /// it (a closure level's, a loader's) renamed to this get, a miss as a
+    /// miss (a declined condition too), a failure with its failures; any
+    /// other error as the failures it carries.
     @usableFromInline @inline(never)
     static func failed(_ error: any Error, key: some Sendable, in level: String) -> any Error {
-        if error is CancellationError || error is FetchError { return error }
+        if error is CancellationError { return error }
+        if let fetch = error as? FetchError {
+            if fetch.isMiss { return FetchError(.valueNotInCache, level: level, key: key) }
+            return FetchError(.levelsFailed, level: level, key: key, failures: fetch.failures)
+        }
         return FetchError(.levelsFailed, level: level, key: key,
                           failures: error.levelFailures(level: level, operation: .get, key: key))
     }
