@@ -112,6 +112,12 @@ func run(kind: String, iterations: Int) async -> Bool {
         // tracker, shared write order, two listener registrations).
         let shared = filled()
         for i in 0..<iterations { blackHole((memory + shared).synchronousValue(forKey: keys[i & mask])) }
+    case "load-hit":
+        // A loading get (`get(_:ttl:load:)`) that hits the upper level of a
+        // three-level stack: the loader is never called.
+        let cache = memory + filled() + filled()
+        let load: @Sendable (String) async throws -> Data = { _ in Data() }
+        for i in 0..<iterations { blackHole(try? await cache.get(keys[i & mask], ttl: .seconds(60), load: load)) }
     case "composed-erased":
         let cache = (memory + filled() + filled()).normalize()
         for i in 0..<iterations { blackHole(try? await cache.get(keys[i & mask])) }
