@@ -89,3 +89,18 @@ import Testing
         gate.open()
     }
 }
+
+/// `catch FetchError.levelsFailed` matches a failure naming any level and key.
+@Suite struct FetchErrorMatchingTests {
+    @Test func levelsFailedMatchesAsAPattern() async throws {
+        let broken = FakeLevel<String, Int>(name: "db"); broken.failGets(with: OneGetErrorTests.Broken())
+        do {
+            _ = try await broken.get("k")
+            Issue.record("answered")
+        } catch FetchError.valueNotInCache {
+            Issue.record("a failure matched as a miss")
+        } catch FetchError.levelsFailed {
+            // expected
+        }
+    }
+}

@@ -42,6 +42,8 @@ public struct FetchError: Error, Hashable, Sendable {
     public static let valueNotInCache = FetchError(.valueNotInCache)
     /// A conditioned transformer declined its input (see ``Reason/conditionNotSatisfied``).
     public static let conditionNotSatisfied = FetchError(.conditionNotSatisfied)
+    /// Levels failed (naming neither level nor key: for matching, `catch FetchError.levelsFailed`).
+    public static let levelsFailed = FetchError(.levelsFailed)
 
     /// Whether this is a miss rather than a failure: a composition falls
     /// through to the next level, a closure level reads it as `nil`.
