@@ -66,10 +66,18 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     /// How this level chooses what to evict.
     public let policy: EvictionPolicy
 
-    /// The byte capacity (inclusive).
-    public let capacity: Int
-    /// The most entries kept, if limited.
-    public let countLimit: Int?
+    /// The byte capacity (inclusive); ``resize(capacity:countLimit:)`` changes it.
+    @inlinable public var capacity: Int { capacityLimit.load(ordering: .sequentiallyConsistent) }
+    /// The most entries kept, if limited; ``resize(capacity:countLimit:)`` changes it.
+    @inlinable public var countLimit: Int? {
+        let limit = countLimitValue.load(ordering: .sequentiallyConsistent)
+        return limit < 0 ? nil : limit
+    }
+    /// The limits behind ``capacity`` and ``countLimit`` (-1: no count limit).
+    /// Sequentially consistent, as the totals they are compared with (see
+    /// ``resize(capacity:countLimit:)``); on x86 such a load is a plain one.
+    @usableFromInline let capacityLimit: Atomic<Int>
+    @usableFromInline let countLimitValue: Atomic<Int>
     /// The largest capacity or count limit (2^56, about 7.2e16); larger ones
     /// (`Int.max`: "count only") are clamped so totals plus slack cannot overflow.
     public static var largestLimit: Int { 1 << 56 }
@@ -96,8 +104,8 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         self.isAdaptive = policy == .adaptive
         let capacity = min(capacity, Self.largestLimit), countLimit = countLimit.map { min($0, Self.largestLimit) }
         self.adaptive = Mutex(AdaptivePolicy(capacity: capacity, countLimit: countLimit))
-        self.capacity = capacity
-        self.countLimit = countLimit
+        self.capacityLimit = Atomic(capacity)
+        self.countLimitValue = Atomic(countLimit ?? -1)
         self.defaultTTL = defaultTTL
         self.slidingNanoseconds = slidingExpiry.map { max(1, $0.nanoseconds) } ?? 0
         self.clock = clock
@@ -210,6 +218,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             removeStored(key)
             throw MemoryCacheError.negativeCost(cost: cost)
         }
+        let capacity = self.capacity
         guard cost <= capacity else {
             removeStored(key)
             throw MemoryCacheError.valueTooLarge(cost: cost, capacity: capacity)
@@ -331,6 +340,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         var removedCount = 0, removedCost = 0
         // Entries still allowed beyond the limits, and how far below them.
         var extra = headroom ? Self.headroomEntries : 0
+        let capacity = self.capacity, countLimit = self.countLimit
         let roomCost = capacity / 64, roomCount = (countLimit ?? 0) / 64
         defer {
             if removedCount > 0 {
@@ -406,6 +416,9 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
     }
 
     public func remove(_ key: Key) async throws { removeStored(key) }
+
+    /// Removes `key` without suspending (``remove(_:)``, for callers holding a lock).
+    public func removeValue(forKey key: Key) { removeStored(key) }
 
     /// Only this process writes a memory level: the fill is stored.
     public func replace(_ seen: Value, with fill: Backfill<Value>, forKey key: Key) async throws {

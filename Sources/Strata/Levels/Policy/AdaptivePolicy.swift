@@ -162,8 +162,8 @@ struct AdaptivePolicy: Sendable {
     @usableFromInline var sketch: FrequencySketch
     /// Chooses the window's share from ghost hits.
     @usableFromInline var adapter = WindowAdapter()
-    @usableFromInline let capacity: Int
-    @usableFromInline let countLimit: Int?
+    @usableFromInline var capacity: Int
+    @usableFromInline var countLimit: Int?
     @usableFromInline var admissionsRejected = 0
     /// New entries since the last ``evict(_:)``: only that many of the window's overflow are candidates.
     @usableFromInline var arrivals = 0
@@ -175,13 +175,25 @@ struct AdaptivePolicy: Sendable {
     /// Whether a window at its floor asks candidates for a two-count lead:
     /// when that floor holds two entries or more (200 slots and up; see the
     /// notes above).
-    @usableFromInline let leadAtFloor: Bool
+    @usableFromInline var leadAtFloor: Bool
 
     @inlinable init(capacity: Int, countLimit: Int?) {
         self.capacity = capacity
         self.countLimit = countLimit
         sketch = FrequencySketch(entries: min(countLimit ?? capacity, 1024))
         adapter = WindowAdapter(slots: countLimit ?? capacity)
+        limits = RegionLimits(share: adapter.share, capacity: capacity, countLimit: countLimit)
+        leadAtFloor = adapter.least * Double(countLimit ?? capacity) >= 2
+    }
+
+    /// New limits for a level resized in place: the window's floor, the
+    /// regions' sizes and the lead rule follow them; what the policy learnt
+    /// (sketch, ghosts, the share) is kept. The caller then calls
+    /// ``evict(_:)`` to come within them.
+    @usableFromInline mutating func resize(capacity: Int, countLimit: Int?) {
+        self.capacity = capacity
+        self.countLimit = countLimit
+        adapter.resize(slots: countLimit ?? capacity)
         limits = RegionLimits(share: adapter.share, capacity: capacity, countLimit: countLimit)
         leadAtFloor = adapter.least * Double(countLimit ?? capacity) >= 2
     }

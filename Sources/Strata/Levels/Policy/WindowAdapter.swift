@@ -84,6 +84,12 @@ struct WindowAdapter: Sendable {
 
     /// An adapter for a level of at most `slots` entries (or cost units).
     @inlinable init(slots: Int) {
+        resize(slots: slots)
+    }
+
+    /// The floor for a level now of at most `slots` entries (resized in
+    /// place); the share rises to it if below.
+    @inlinable mutating func resize(slots: Int) {
         least = max(Self.minimumShare, 1.5 / Double(max(slots, 1)))
         share = max(share, least)
     }
