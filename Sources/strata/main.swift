@@ -92,6 +92,9 @@ struct PipelineOptions: ParsableArguments {
     @Option(name: .shortAndLong, help: "A pipeline file (YAML). Default: the config directory's pipeline.yaml, else the demo.")
     var config: String?
 
+    @Flag(help: "Only read the levels: commands that write, empty or reconfigure a level are refused; Redis and a disk level's own directory are never written (no back-fill, no lease).")
+    var readonly = false
+
     func loadPipeline(paths: ExplorerPaths) throws -> PipelineSpec {
         if let config { return try PipelineFile.load(path: config) }
         if FileManager.default.fileExists(atPath: paths.defaultPipeline) {
@@ -151,7 +154,7 @@ struct Explore: AsyncParsableCommand {
             if let logFile { try LogRouter.shared.addLogFile(path: logFile) }
             spec = try pipeline.loadPipeline(paths: paths)
             chosenTheme = try Theme.load(theme, directories: [paths.themesDirectory])
-            model = ExplorerModel(pipeline: try Pipeline(spec))
+            model = ExplorerModel(pipeline: try Pipeline(spec, readOnly: pipeline.readonly))
         } catch {
             fail("\(error)")
         }
@@ -246,7 +249,7 @@ struct Run: AsyncParsableCommand {
             fail("\(error)")
         }
         // Built before stdin is read: a signal while it waits shuts it down.
-        let first = Self.model(spec, signals: signals)
+        let first = Self.model(spec, readOnly: pipeline.readonly, signals: signals)
         let text: String
         do { text = try readCommands() } catch {
             await first.shutdown()
@@ -266,7 +269,7 @@ struct Run: AsyncParsableCommand {
         let (failuresA, sideA) = await session(first, text, label: a) { runner in
             (PipelineComparison.Side(label: a, model: runner.model), runner.statisticsJSON())
         }
-        let (failuresB, sideB) = await session(Self.model(other, signals: signals), text, label: b) { runner in
+        let (failuresB, sideB) = await session(Self.model(other, readOnly: pipeline.readonly, signals: signals), text, label: b) { runner in
             (PipelineComparison.Side(label: b, model: runner.model), runner.statisticsJSON())
         }
         print(json ? "{\"a\": \(sideA.1),\n\"b\": \(sideB.1)}" : PipelineComparison(sideA.0, sideB.0).text)
@@ -275,9 +278,9 @@ struct Run: AsyncParsableCommand {
     }
 
     /// The model of `spec`, which a signal from now on shuts down.
-    static func model(_ spec: PipelineSpec, signals: ShutdownSignals) -> ExplorerModel {
+    static func model(_ spec: PipelineSpec, readOnly: Bool, signals: ShutdownSignals) -> ExplorerModel {
         let model: ExplorerModel
-        do { model = ExplorerModel(pipeline: try Pipeline(spec)) } catch {
+        do { model = ExplorerModel(pipeline: try Pipeline(spec, readOnly: readOnly)) } catch {
             fail("\(error)")  // a pipeline that failed to build deleted what it had made
         }
         signals.shutsDown(model)

@@ -95,11 +95,16 @@ import Testing
 
         _ = input.handle(.character(":"))
         Self.typing("re", into: &input)
-        #expect(input.handle(.tab) == [.hint("record  replay  resume  reset")])
+        #expect(input.handle(.tab) == [.hint("record  replay  resume  reset  reload")])
         #expect(input.commandLine == "re")
         Self.typing("s", into: &input)
         #expect(input.handle(.tab) == [.hint("resume  reset")])
         #expect(input.commandLine == "res")
+        _ = input.handle(.escape)
+        _ = input.handle(.character(":"))
+        Self.typing("se", into: &input)
+        #expect(input.handle(.tab) == [.hint("set  set-capacity  set-ttl  set-policy")])
+        #expect(input.commandLine == "set")
     }
 
     @Test func historyIsKeptAcrossRunsInAFile() throws {

@@ -206,7 +206,7 @@ import Testing
 
 /// `L1` (memory) over `shared` (Redis on `server`) over a 1 ms origin, with
 /// extra YAML lines for the shared level and the origin.
-func redisPipeline(_ server: RedisServer, prefix: String, shared: String = "", origin: String = "") throws -> Pipeline {
+func redisPipeline(_ server: RedisServer, prefix: String, shared: String = "", origin: String = "", readOnly: Bool = false) throws -> Pipeline {
     let text = """
     levels:
       - name: L1
@@ -222,7 +222,7 @@ func redisPipeline(_ server: RedisServer, prefix: String, shared: String = "", o
         latency: 1ms
         \(origin)
     """
-    return try Pipeline(try PipelineFile.parse(text, file: "redis.yaml"))
+    return try Pipeline(try PipelineFile.parse(text, file: "redis.yaml"), readOnly: readOnly)
 }
 
 @Suite(.serialized) struct RedisPipelineTests {

@@ -1,3 +1,5 @@
+import Strata
+
 /// Workload shapes for `load`.
 public enum LoadPattern: String, Sendable, Equatable, CaseIterable {
     /// Zipf-distributed keys (s = 0.99): a few hot keys, a long tail.
@@ -34,6 +36,18 @@ public enum Command: Sendable, Equatable {
     case hz(Int)
     case help
     case quit
+    /// Resizes a memory level in place (`set-capacity LEVEL N|SIZE`).
+    case setCapacity(level: String, capacity: CapacitySetting)
+    /// Rebuilds a memory level with another TTL (`nil`: none), its entries kept.
+    case setTTL(level: String, ttl: Duration?)
+    /// Rebuilds a memory level under another eviction policy, its entries kept.
+    case setPolicy(level: String, policy: EvictionPolicy)
+    /// Re-reads the pipeline file and applies what can change live.
+    case reload
+    /// Writes the running pipeline (edits included) as a pipeline file.
+    case save(path: String)
+    /// Writes each level's counters and settings as JSON or CSV (by the extension).
+    case export(path: String)
 
     /// Every command with its syntax, for help and errors.
     public static let reference: [(syntax: String, meaning: String)] = [
@@ -51,6 +65,12 @@ public enum Command: Sendable, Equatable {
         ("sample N|auto", "log one workload get in N with its path (0: none; auto, the default: ~2/s)"),
         ("pause / resume", "freeze or resume the screen's figures"),
         ("reset", "zero every counter"),
+        ("set-capacity LEVEL N|SIZE", "resize a memory level live: N entries, or SIZE bytes (64KiB)"),
+        ("set-ttl LEVEL DURATION|none", "change a memory level's TTL live (entries kept, none outlives it)"),
+        ("set-policy LEVEL lru|adaptive", "change a memory level's eviction policy live (entries kept)"),
+        ("reload", "re-read the pipeline file; apply its capacity, count, ttl, policy"),
+        ("save FILE", "write the pipeline as it runs now as a pipeline file"),
+        ("export FILE.json|csv", "write each level's counters and settings"),
         ("theme NAME", "switch colour theme"),
         ("hz N", "redraws per second (1-60)"),
         ("help", "show keys and commands"),
@@ -157,6 +177,8 @@ public enum CommandParser {
                 throw CommandError("usage: hz N (1-60)")
             }
             return .hz(hz)
+        case "set-capacity", "set-ttl", "set-policy", "reload", "save", "export":
+            return try LiveEditParser.parse(verb, words)
         case "help", "?": return .help
         case "quit", "q", "exit": try noArguments(); return .quit
         default:
@@ -169,7 +191,7 @@ public enum CommandParser {
 
     /// The commands' names, for "did you mean".
     static let verbs = ["get", "set", "rm", "remove", "clear", "warn", "toggle", "load", "record", "replay", "sample", "pause", "resume",
-                        "reset", "theme", "hz", "help", "quit"]
+                        "reset", "theme", "hz", "help", "quit"] + LiveEditParser.verbs
 
     /// The command name `verb` is most likely a typo of: at most two edits
     /// away (one for names of up to four letters), or one it begins.

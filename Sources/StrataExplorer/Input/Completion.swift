@@ -14,7 +14,7 @@ public struct Completion: Equatable, Sendable {
 
     /// The command words, in help order.
     public static let verbs = ["get", "set", "rm", "clear", "warn", "toggle", "load", "record", "replay", "sample", "pause", "resume", "reset",
-                               "theme", "hz", "help", "quit"]
+                               "theme", "hz", "help", "quit"] + LiveEditParser.verbs
 
     /// What the word being typed at the end of `prefix` may become.
     public func candidates(before prefix: Substring) -> (word: Substring, names: [String]) {
@@ -26,12 +26,13 @@ public struct Completion: Equatable, Sendable {
         case 0: pool = Self.verbs
         case 1:
             switch earlier[0].lowercased() {
-            case "clear": pool = levels
+            case "clear", "set-capacity", "set-ttl", "set-policy": pool = levels
             case "toggle": pool = toggles
             case "theme": pool = themes
             case "load": pool = LoadPattern.allCases.map(\.rawValue) + ["trace", "stop"]
             default: pool = []
             }
+        case 2: pool = LiveEditParser.thirdWords[earlier[0].lowercased()] ?? []
         default: pool = []
         }
         return (word, pool.filter { $0.lowercased().hasPrefix(word.lowercased()) })

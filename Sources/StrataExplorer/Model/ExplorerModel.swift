@@ -229,6 +229,7 @@ public final class ExplorerModel: Sendable {
     }
 
     private func perform(_ command: Command) async -> CommandOutcome {
+        if pipeline.isReadOnly, let refusal = command.readOnlyRefusal { return CommandOutcome(refusal, isError: true) }
         switch command {
         case .get(let key): return await get(key)
         case .set(let key, let value): return await set(key, value)
@@ -367,6 +368,8 @@ public final class ExplorerModel: Sendable {
             }
             log("counters reset")
             return CommandOutcome("counters reset")
+        case .setCapacity, .setTTL, .setPolicy, .reload, .save, .export:
+            return performLiveEdit(command)
         case .theme, .hz, .help, .quit:
             return CommandOutcome("")
         }

@@ -4,15 +4,30 @@ import StrataRedis
 
 /// A level of a running pipeline, with what the explorer shows about it.
 public struct LiveLevel: Sendable {
-    public let spec: LevelSpec
+    /// The level's settings now: its spec from the file, with the edits
+    /// made live since (``ExplorerModel`` `set-capacity`, `set-ttl`, `set-policy`).
+    public var spec: LevelSpec { settings.spec }
+    let settings: LevelSettings
     public let statistics: LevelStatistics
     public let toggle: Toggle?
     /// The level as the pipeline uses it (wrapped and instrumented).
     public let cache: BasicCache<String, Data>
     public let entries: @Sendable () -> Int?
     public let bytes: @Sendable () -> Int?
-    public let capacityBytes: Int?
-    public let countLimit: Int?
+    /// A memory or disk level's byte capacity now.
+    public var capacityBytes: Int? {
+        switch spec.kind {
+        case .memory(let capacity, _), .disk(_, let capacity): capacity
+        case .origin, .http, .redis: nil
+        }
+    }
+    /// A memory level's count limit now.
+    public var countLimit: Int? {
+        if case .memory(_, let countLimit) = spec.kind { return countLimit }
+        return nil
+    }
+    /// A memory level's level, which live edits resize or replace (nil for other kinds).
+    var memory: SwappableMemoryLevel? = nil
     /// Live settings the title shows beside the spec's (an adaptive memory
     /// level's window share and declined sets).
     public var liveConfiguration: (@Sendable () -> String)? = nil
@@ -67,13 +82,18 @@ public final class Pipeline: Sendable {
     public let resilient: ResilientCache<BasicCache<String, Data>>?
     /// Toggles in order of first use (keys 1–9 flip them).
     public let toggles: [Toggle]
+    /// Built with `--readonly`: shared levels (Redis, a disk level's own
+    /// directory) are only read (see ``ReadOnlyLevel``), and commands that
+    /// change a level are refused (``Command/readOnlyRefusal``).
+    public let isReadOnly: Bool
     /// The directories of the disk levels given no path (deleted by ``shutdown()``).
     let temporaryDirectories: [URL]
     /// Every disk level, retired by ``shutdown()`` before the directories go.
     let diskLevels: [DiskCacheLevel<String, Data>]
 
-    public init(_ spec: PipelineSpec) throws {
+    public init(_ spec: PipelineSpec, readOnly: Bool = false) throws {
         self.spec = spec
+        self.isReadOnly = readOnly
         var toggles: [Toggle] = []
         var levels: [LiveLevel] = []
         var disks: [DiskCacheLevel<String, Data>] = []
@@ -83,7 +103,7 @@ public final class Pipeline: Sendable {
                 toggles.first { $0.name == name } ?? { let t = Toggle(name: name); toggles.append(t); return t }()
             }
             do {
-                levels.append(try Self.build(level, toggle: toggle, disks: &disks, temporary: &temporary))
+                levels.append(try Self.build(level, toggle: toggle, disks: &disks, temporary: &temporary, readOnly: readOnly))
             } catch {
                 // The levels built so far go: nothing has used them (no
                 // composition, no operation in flight), so none of them
@@ -182,20 +202,35 @@ public final class Pipeline: Sendable {
         }
     }
 
+    /// The pipeline as it runs now: the file's, with the live edits (what `:save` writes).
+    public var currentSpec: PipelineSpec {
+        var current = spec
+        current.levels = levels.map(\.spec)
+        return current
+    }
+
+    /// The memory level `spec` describes (also what a live edit rebuilds).
+    static func memoryLevel(_ spec: LevelSpec) -> MemoryCacheLevel<String, Data> {
+        guard case .memory(let capacity, let countLimit) = spec.kind else { preconditionFailure("not a memory level") }
+        return MemoryCacheLevel<String, Data>(name: spec.name, capacity: capacity, countLimit: countLimit,
+                                              policy: spec.policy ?? spec.kind.defaultPolicy ?? .adaptive, defaultTTL: spec.ttl,
+                                              slidingExpiry: spec.sliding)
+    }
+
     static func build(_ spec: LevelSpec, toggle: Toggle?, disks: inout [DiskCacheLevel<String, Data>],
-                      temporary: inout [URL]) throws -> LiveLevel {
+                      temporary: inout [URL], readOnly: Bool = false) throws -> LiveLevel {
         try checkLimits(spec)
         switch spec.kind {
-        case .memory(let capacity, let countLimit):
-            let memory = MemoryCacheLevel<String, Data>(name: spec.name, capacity: capacity, countLimit: countLimit,
-                                                         policy: spec.policy ?? spec.kind.defaultPolicy ?? .adaptive, defaultTTL: spec.ttl,
-                                                         slidingExpiry: spec.sliding)
-            var live = finish(spec, memory, toggle: toggle, entries: { memory.count }, bytes: { memory.totalCost },
-                              capacity: capacity, countLimit: countLimit)
-            if spec.ttl != nil || spec.sliding != nil { live.removeExpired = { await memory.removeExpired() } }
-            live.holds = { memory.contains($0) }
-            if memory.policy == .adaptive {
-                live.liveConfiguration = { policySummary(window: memory.windowShare, declined: memory.admissionsRejected) }
+        case .memory:
+            let memory = SwappableMemoryLevel(memoryLevel(spec), hasDeadlines: spec.ttl != nil || spec.sliding != nil)
+            var live = finish(spec, memory, toggle: toggle, entries: { memory.current.count }, bytes: { memory.current.totalCost })
+            live.memory = memory
+            // Swept while the level has (or had: entries keep their deadlines) a TTL.
+            live.removeExpired = { memory.mayHoldDeadlines ? await memory.current.removeExpired() : 0 }
+            live.holds = { memory.current.contains($0) }
+            live.liveConfiguration = {
+                let level = memory.current
+                return level.policy == .adaptive ? policySummary(window: level.windowShare, declined: memory.levelCounters["admissionsRejected"] ?? 0) : ""
             }
             return live
         case .disk(let path, let capacity):
@@ -215,9 +250,11 @@ public final class Pipeline: Sendable {
                 throw PipelineBuildError(level: spec.name, message: "\(error)")
             }
             disks.append(disk)
-            var live = finish(spec, disk, toggle: toggle, entries: { disk.count }, bytes: { disk.totalSize },
-                              capacity: capacity, countLimit: nil)
-            if spec.ttl != nil { live.removeExpired = { await disk.removeExpired() } }
+            // Read-only, a directory of its own may be another process's: only read.
+            let shared = readOnly && path != nil
+            var live = finish(spec, shared ? ReadOnlyLevel(disk).normalize() : disk.normalize(), toggle: toggle,
+                              entries: { disk.count }, bytes: { disk.totalSize })
+            if spec.ttl != nil && !shared { live.removeExpired = { await disk.removeExpired() } }
             let adaptive = disk.policy == .adaptive
             live.liveConfiguration = {
                 [adaptive ? policySummary(window: disk.windowShare, declined: disk.admissionsRejected) : "",
@@ -226,23 +263,25 @@ public final class Pipeline: Sendable {
             return live
         case .origin(let latency, let jitter, let failureRate, let valueSize):
             let origin = SimulatedOrigin(latency: latency, jitter: jitter, failureRate: failureRate, valueSize: valueSize)
-            return finish(spec, origin, toggle: toggle, entries: { nil }, bytes: { nil }, capacity: nil, countLimit: nil)
+            return finish(spec, origin, toggle: toggle, entries: { nil }, bytes: { nil })
         case .http(let base, let timeout):
             let fetcher = NetworkFetcher(name: spec.name, timeout: timeout).mapKeys { (key: String) -> URL in
                 let path = key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? key
                 guard let url = URL(string: base + path) else { throw HTTPKeyError(key: key) }
                 return url
             }
-            return finish(spec, fetcher, toggle: toggle, entries: { nil }, bytes: { nil }, capacity: nil, countLimit: nil)
+            return finish(spec, fetcher, toggle: toggle, entries: { nil }, bytes: { nil })
         case .redis(let url, let prefix, let leases):
             let redis: RedisCacheLevel<String, Data>
             do {
+                // Read-only, no lease is taken on a miss (a lease is a write).
                 redis = try RedisCacheLevel<String, Data>(url: url, prefix: prefix, defaultTTL: spec.ttl,
-                                                          commandTimeout: .seconds(1), leases: leases)
+                                                          commandTimeout: .seconds(1), leases: leases && !readOnly)
             } catch {
                 throw PipelineBuildError(level: spec.name, message: "\(error)")
             }
-            var live = finish(spec, redis, toggle: toggle, entries: { nil }, bytes: { nil }, capacity: nil, countLimit: nil)
+            var live = finish(spec, readOnly ? ReadOnlyLevel(redis).normalize() : redis.normalize(), toggle: toggle,
+                              entries: { nil }, bytes: { nil })
             live.liveConfiguration = {
                 "invalidations \(redis.invalidationsReceived) · flushes \(redis.nearCacheFlushes)"
                     + (redis.isReceivingInvalidations ? "" : " · not subscribed")
@@ -254,7 +293,7 @@ public final class Pipeline: Sendable {
 
     static func finish<L: CacheLevel>(
         _ spec: LevelSpec, _ base: L, toggle: Toggle?, entries: @escaping @Sendable () -> Int?,
-        bytes: @escaping @Sendable () -> Int?, capacity: Int?, countLimit: Int?
+        bytes: @escaping @Sendable () -> Int?
     ) -> LiveLevel where L.Key == String, L.Value == Data {
         var level = base.normalize()
         if let cap = spec.capRequests { level = level.capRequests(cap).normalize() }
@@ -262,7 +301,7 @@ public final class Pipeline: Sendable {
         let instrumented = level.instrumented(name: spec.name)
         var wrapped = instrumented.normalize()
         if let toggle { wrapped = wrapped.conditioned { _ in toggle.isOn }.normalize() }
-        return LiveLevel(spec: spec, statistics: instrumented.statistics, toggle: toggle, cache: wrapped,
-                         entries: entries, bytes: bytes, capacityBytes: capacity, countLimit: countLimit)
+        return LiveLevel(settings: LevelSettings(spec), statistics: instrumented.statistics, toggle: toggle, cache: wrapped,
+                         entries: entries, bytes: bytes)
     }
 }

@@ -145,7 +145,7 @@ public final class ExplorerApp {
         input.clampEventSelection(to: events.count)
         let inspector = feed.flatMap { inspectorView(feed: $0, model: model, input: &input) }
         return ViewState(
-            title: model.pipeline.spec.name, panes: model.panes(), events: events, status: model.status,
+            title: model.pipeline.spec.name + (model.pipeline.isReadOnly ? " (read-only)" : ""), panes: model.panes(), events: events, status: model.status,
             commandLine: input.commandLine, commandCursor: input.commandCursor, showHelp: input.showHelp,
             helpScroll: input.helpScroll, paused: model.isPaused, hz: hz, workload: model.workloadDescription, theme: theme,
             focus: input.focus, zoomed: input.zoomed, compact: input.compact, eventSelection: input.eventSelection, eventFilter: input.eventFilter,
