@@ -42,6 +42,16 @@ final class SwappableMemoryLevel: CacheLevel, LevelCounterReporting, Inspectable
 
     func entry(forKey key: String) async throws -> CacheEntry<Data>? { current.storedEntry(forKey: key) }
 
+    /// Reads never suspend, as the memory level's: the composition's fast path takes them.
+    var synchronousRead: SynchronousRead<String, Data>? {
+        SynchronousRead(value: { [self] key in current.value(forKey: key) }, entry: { [self] key in current.storedEntry(forKey: key) })
+    }
+
+    func synchronousValue(forKey key: String) -> Data? { current.value(forKey: key) }
+
+    /// A `nil` from the synchronous read is a miss.
+    var synchronousReadIsComplete: Bool { true }
+
     func set(_ value: Data, forKey key: String) async throws {
         try state.withLock { try $0.level.store(value, forKey: key) }
     }
