@@ -61,7 +61,7 @@ import Testing
         #expect(!top.contains(":quit"))
         var input = InputController()
         _ = input.handle(.character("?"))
-        for _ in 0..<40 { _ = input.handle(.down) }
+        for _ in 0..<200 { _ = input.handle(.down) }
         input.clampHelpScroll(to: Renderer.helpMaxScroll(height: 16))
         state.helpScroll = input.helpScroll
         let bottom = renderer.render(state, width: 80, height: 16).text

@@ -64,7 +64,7 @@ import Testing
         let completion = Completion(levels: ["L1", "L2", "origin"])
         #expect(completion.candidates(before: "set-p").names == ["set-policy"])
         #expect(completion.candidates(before: "set-").names == ["set-capacity", "set-ttl", "set-policy"])
-        #expect(completion.candidates(before: "re").names == ["resume", "reset", "reload"])
+        #expect(completion.candidates(before: "re").names == ["record", "replay", "resume", "reset", "reload"])
         #expect(completion.candidates(before: "set-capacity L").names == ["L1", "L2"])
         #expect(completion.candidates(before: "set-policy L1 ").names == ["lru", "adaptive"])
         #expect(completion.candidates(before: "set-ttl L1 n").names == ["none"])

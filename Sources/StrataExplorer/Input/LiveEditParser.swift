@@ -108,7 +108,9 @@ extension Command {
         case .setTTL(let level, _): what = "set-ttl changes \(level)'s configuration"
         case .setPolicy(let level, _): what = "set-policy changes \(level)'s configuration"
         case .reload: what = "reload changes the levels' configuration"
-        case .get, .toggle, .load, .loadStop, .sample, .pause, .resume, .reset, .theme, .hz, .help, .quit, .save, .export:
+        case .replay: what = "replay repeats the trace's sets, removes and clears (load trace replays gets only)"
+        case .get, .toggle, .load, .loadStop, .sample, .pause, .resume, .reset, .theme, .hz, .help, .quit, .save, .export,
+             .record, .recordStop, .loadTrace:
             return nil
         }
         return "read-only: \(what) (strata was started with --readonly)"
