@@ -33,14 +33,17 @@ import Testing
         #expect(counts != nil, "screen:\n\(idle)")
 
         try tmux("send-keys", "-t", "ui", ":set-capacity L1 10", "Enter")
-        let resized = await tmux.waitFor { EndToEndTests.pane("L1", in: $0).contains("entries 10/10") }
+        // Both in one capture (one can land between the rows of a paint).
+        let resized = await tmux.waitFor {
+            EndToEndTests.pane("L1", in: $0).contains("entries 10/10") && $0.contains("L1: count limit 100 → 10")
+        }
         #expect(EndToEndTests.pane("L1", in: resized).contains("entries 10/10"), "screen:\n\(resized)")
         #expect(resized.contains("L1: count limit 100 → 10 (resized in place: 30 evicted"), "screen:\n\(resized)")
         // The counters stayed.
         #expect(Self.counts(EndToEndTests.pane("L1", in: resized)) == counts, "screen:\n\(resized)")
 
         try tmux("send-keys", "-t", "ui", ":set-ttl L1 5m", "Enter")
-        let ttl = await tmux.waitFor { $0.contains("╭─ L1 · memory · lru · ttl 5m") }
+        let ttl = await tmux.waitFor { $0.contains("╭─ L1 · memory · lru · ttl 5m") && $0.contains("L1: ttl none → 5m") }
         #expect(ttl.contains("╭─ L1 · memory · lru · ttl 5m"), "screen:\n\(ttl)")
         #expect(ttl.contains("L1: ttl none → 5m (rebuilt: 10 entries re-inserted"), "screen:\n\(ttl)")
         #expect(EndToEndTests.pane("L1", in: ttl).contains("entries 10/10"), "screen:\n\(ttl)")
