@@ -195,43 +195,57 @@ import Testing
 
     /// A database for the service-cache example: counts its calls.
     final class UsersTable: Sendable {
-        let calls = Mutex(0)
-        let ids = Mutex<[Int]>([])
+        let calls = Mutex<[String]>([])
         func user(_ id: Int) async throws -> User {
-            calls.withLock { $0 += 1 }
-            ids.withLock { $0.append(id) }
-            return User(id: id, name: "user \(id)", joined: Date(timeIntervalSince1970: 1_700_000_000))
+            calls.withLock { $0.append("user \(id)") }
+            return User(name: "user \(id)", joined: Date(timeIntervalSince1970: 1_700_000_000))
+        }
+        func find(_ id: Int) async throws -> User? {
+            calls.withLock { $0.append("find \(id)") }
+            return id == 404 ? nil : User(name: "user \(id)", joined: Date(timeIntervalSince1970: 1_700_000_000))
+        }
+        func users(_ ids: [UserID]) async throws -> [UserID: User] {
+            calls.withLock { $0.append("users \(ids.map(\.rawValue).sorted())") }
+            return Dictionary(uniqueKeysWithValues: ids.map { ($0, User(name: "user \($0.rawValue)", joined: .distantPast)) })
         }
     }
 
     // README: A service cache
-    struct User: Codable, Sendable, Equatable { let id: Int; let name: String; let joined: Date }
+    struct UserID: RawRepresentable, Hashable, Sendable, CacheKeyConvertible, RedisKeyDecodable { let rawValue: Int }
+    struct User: Codable, Sendable, Equatable { let name: String; let joined: Date }
     // end
 
     /// Run against a real redis-server on loopback.
     @Test func serviceCache() async throws {
         let server = try await RedisServer()
-        let database = UsersTable()
+        let db = UsersTable()
         let url = server.url
+        let ids = [UserID(rawValue: 7), UserID(rawValue: 9), UserID(rawValue: 10)]
         // README: A service cache
-        let redis = try RedisCacheLevel<Int, User>(url: url, prefix: "user:", codec: .json())
-        let users = MemoryCacheLevel<Int, User>(countLimit: 10_000) + redis
+        let redis = try RedisCacheLevel<UserID, User>(url: url, prefix: "user:", codec: .json())
+        let users = MemoryCacheLevel<UserID, User>(countLimit: 10_000) + redis
 
-        // Per request: memory, else Redis, else the database (once per key for
-        // all callers in this process), stored in both for five minutes.
-        let user = try await users.get(7, ttl: .seconds(300)) { id in try await database.user(id) }
+        // Memory, else Redis, else the database (once per key for all callers), kept 5 min in both:
+        let user = try await users.get(UserID(rawValue: 7), ttl: .seconds(300)) { try await db.user($0.rawValue) }
+        // The loader's own TTL, and "not found" remembered for 30 s:
+        let missing = try await users.get(UserID(rawValue: 404)) { id in
+            guard let found = try await db.find(id.rawValue) else { return .notFound(ttl: .seconds(30)) }
+            return .value(found, ttl: .seconds(600))
+        }
+        // Many keys: one database call for those no level has.
+        let some = try await users.getAll(ids, ttl: .seconds(300)) { try await db.users($0) }
         // end
-        async let others = withThrowingTaskGroup(of: User.self) { group in
-            for _ in 0..<50 { group.addTask { try await users.get(8, ttl: .seconds(300)) { try await database.user($0) } } }
+        #expect(user.name == "user 7" && missing == nil && some.count == 3 && some[ids[0]] == user)
+        #expect(try await users.get(UserID(rawValue: 404)) { _ in .value(user, ttl: nil) } == nil, "not found is remembered")
+        async let many = withThrowingTaskGroup(of: User.self) { group in
+            for _ in 0..<50 { group.addTask { try await users.get(UserID(rawValue: 8), ttl: .seconds(300)) { try await db.user($0.rawValue) } } }
             return try await group.reduce(into: [User]()) { $0.append($1) }
         }
-        #expect(try await others.count == 50)
-        #expect(user.name == "user 7")
-        #expect(database.calls.withLock { $0 } == 2, "one database call per key: \(database.ids.withLock { $0 })")
+        #expect(try await many.count == 50)
+        #expect(db.calls.withLock { $0 } == ["user 7", "find 404", "users [9, 10]", "user 8"], "one database call per key")
         await users.waitForPendingWrites()
         guard case .bulkString(let stored?) = try await redis.client.send("GET", "user:7") else { throw CancellationError() }
         #expect(String(buffer: stored).contains(#""name":"user 7""#), "GET user:7 (what redis-cli sees) reads the JSON")
-        #expect(try await users.get(7, ttl: .seconds(300)) { _ in throw CancellationError() } == user, "cached")
         await redis.shutdown(); await server.kill()
     }
 
