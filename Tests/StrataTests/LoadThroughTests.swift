@@ -192,3 +192,44 @@ import Testing
         #expect(loads.count == 1, "\(loads.count) loader calls")
     }
 }
+
+/// A load whose landing the lower level declines (it holds a value written
+/// since the load began, by another client: Redis's `SET NX` or a
+/// tombstone) is the leader's answer (its get overlapped that write), but not
+/// its joiners': they may have begun after the write, so they read again and
+/// get the newer value (review of #32.1; they got the loaded one before).
+@Suite struct DeclinedLandingTests {
+    /// A lower level whose back-fills wait for `gate`, then are declined when it holds a value.
+    struct DecliningLevel: CacheLevel {
+        let store = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let gate = Gate()
+        func getIfPresent(_ key: String) async throws -> String? { try await store.getIfPresent(key) }
+        func set(_ value: String, forKey key: String) async throws { try await store.set(value, forKey: key) }
+        func backfill(_ fill: Backfill<String>, forKey key: String) async throws {
+            try await gate.wait()
+            if store.contains(key) { throw BackfillDeclined() }
+            try await store.backfill(fill, forKey: key)
+        }
+        func remove(_ key: String) async throws { try await store.remove(key) }
+        func clear() async { await store.clear() }
+        func onMemoryWarning() async {}
+    }
+
+    @Test func joinersOfALoadWhoseLandingWasDeclinedReadTheNewerValue() async throws {
+        let lower = DecliningLevel()
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let stack = memory + lower
+        let loads = LoadThroughTests.Counter()
+        let load: @Sendable (String) async throws -> String = { _ in "v\(loads.next())" }
+        let first = Task { try await stack.get("k", ttl: .seconds(60), load: load) }
+        #expect(await poll { lower.gate.waiting == 1 }, "the load is landing")
+        let second = Task { try await stack.get("k", ttl: .seconds(60), load: load) }
+        #expect(await poll { stack.loadsJoined == 1 }, "the second get joined the landing load")
+        try await lower.store.set("newer", forKey: "k")  // another client, unreported
+        lower.gate.open()
+        #expect(try await first.value == "v1", "the leader's get overlapped the write")
+        #expect(try await second.value == "newer", "a joiner got the load the store declined")
+        #expect(loads.count == 1)
+        #expect(await poll { memory.value(forKey: "k") == "newer" })
+    }
+}

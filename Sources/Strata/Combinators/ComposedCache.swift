@@ -162,7 +162,10 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     @usableFromInline
     func readLowerAndBackfill(_ key: Key) async throws -> CacheEntry<Value>? {
         guard let flightKey = ReadFlights<Value>.flightKey(key) else { return try await readLowerAlone(key).entry }
-        let (entry, joinedAt) = try await stack.flights.read(flightKey) { try await readLowerAlone(key) }
+        let (entry, joinedAt) = try await stack.flights.read(flightKey) {
+            let (entry, startedAt) = try await readLowerAlone(key)
+            return (entry, startedAt, forJoiners: true)
+        }
         // Joined a read begun earlier: a back-fill above is judged by that read.
         if let joinedAt { CacheContext.readStart?.moveBack(to: joinedAt) }
         return entry

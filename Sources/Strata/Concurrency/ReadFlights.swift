@@ -26,7 +26,14 @@ final class ReadFlights<Value: Sendable>: Sendable {
         /// The leader's answer, from a read begun at `startedAt`; whether the
         /// leader's task was cancelled (its error may be any error then).
         case answer(Result, startedAt: ContinuousClock.Instant, leaderCancelled: Bool)
+        /// The leader's answer is not for its joiners (see ``ReadAgain``).
+        case readAgain
     }
+
+    /// Thrown to a joiner whose leader found its answer may be older than a
+    /// write made meanwhile elsewhere (a load whose landing a shared store
+    /// declined): the joiner may have begun after that write, so it reads again.
+    struct ReadAgain: Error {}
 
     private struct State {
         /// The joiners of each flight in progress.
@@ -59,8 +66,11 @@ final class ReadFlights<Value: Sendable>: Sendable {
     /// `read` returns the entry and when the read that found it began (it
     /// may have joined an earlier one below). The result comes with that
     /// instant when this caller joined (`nil`: its own read).
+    ///
+    /// `read` also says whether its answer is for the joiners (`false`: they
+    /// get ``ReadAgain``).
     func read(
-        _ key: FlightKey, _ read: () async throws -> (CacheEntry<Value>?, ContinuousClock.Instant)
+        _ key: FlightKey, _ read: () async throws -> (CacheEntry<Value>?, ContinuousClock.Instant, forJoiners: Bool)
     ) async throws -> (entry: CacheEntry<Value>?, joinedReadStartedAt: ContinuousClock.Instant?) {
         var expiredAnswers = 0
         while true {
@@ -76,12 +86,14 @@ final class ReadFlights<Value: Sendable>: Sendable {
             if let lead {
                 let result: Result
                 var startedAt = ContinuousClock.now
+                var forJoiners = true
                 do {
-                    let (entry, started) = try await read()
+                    let (entry, started, shared) = try await read()
                     startedAt = started
+                    forJoiners = shared
                     result = .success(entry)
                 } catch { result = .failure(error) }
-                finish(lead, key: key, with: result, startedAt: startedAt, cancelled: Task.isCancelled)
+                finish(lead, key: key, with: forJoiners ? .answer(result, startedAt: startedAt, leaderCancelled: Task.isCancelled) : .readAgain)
                 return (try result.get(), nil)
             }
             let turn = try await suspendAsWaiter(
@@ -106,6 +118,8 @@ final class ReadFlights<Value: Sendable>: Sendable {
             switch turn {
             case .again:
                 continue
+            case .readAgain:
+                throw ReadAgain()
             case .answer(let result, let startedAt, let leaderCancelled):
                 // The leader was cancelled, not this caller (its read may have
                 // failed with any error then): read again.
@@ -121,16 +135,13 @@ final class ReadFlights<Value: Sendable>: Sendable {
         }
     }
 
-    /// Ends flight `id`: its joiners get `result`, read from `startedAt`.
-    private func finish(_ id: UInt64, key: FlightKey, with result: Result, startedAt: ContinuousClock.Instant,
-                        cancelled: Bool) {
+    /// Ends flight `id`: its joiners get `turn`.
+    private func finish(_ id: UInt64, key: FlightKey, with turn: Turn) {
         let joiners = state.withLock { state -> [WaiterQueue<Turn>.Continuation] in
             if state.current[key] == id { state.current[key] = nil }
             return state.flights.removeValue(forKey: id)?.compactMap { state.waiters.take($0) } ?? []
         }
-        for joiner in joiners {
-            joiner.resume(returning: .answer(result, startedAt: startedAt, leaderCancelled: cancelled))
-        }
+        for joiner in joiners { joiner.resume(returning: turn) }
     }
 
     /// New callers of `key` (of every key when `nil`) start a read of their own.

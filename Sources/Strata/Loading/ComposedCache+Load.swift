@@ -1,3 +1,4 @@
+import Synchronization
 /// Load-through on a stack: FusionCache's `GetOrSet`.
 ///
 /// A get that misses every level asks the loader, once per key across the
@@ -49,33 +50,44 @@ extension ComposedCache {
         }
         guard let flightKey = ReadFlights<Value>.flightKey(key) else { return (try await loadAlone(key, load, flightKey: nil).entry, false) }
         if consultingNotFound && stack.notFound.isNotFound(flightKey, now: stack.clock.now(), order: order) { return (nil, true) }
-        let (entry, _) = try await stack.loads.read(flightKey) { try await loadAlone(key, load, flightKey: flightKey) }
-        return (entry, false)
+        do {
+            let (entry, _) = try await stack.loads.read(flightKey) {
+                let (entry, startedAt, declined) = try await loadAlone(key, load, flightKey: flightKey)
+                return (entry, startedAt, forJoiners: !declined)
+            }
+            return (entry, false)
+        } catch is ReadFlights<Value>.ReadAgain {
+            // The load it joined landed nowhere: a level below holds a newer
+            // value, written after the load began, perhaps before this get did.
+            if let entry = try? await entry(forKey: key) { return (entry, true) }
+            return (try await loadAlone(key, load, flightKey: flightKey).entry, false)
+        }
     }
 
     /// Gets that joined a load in flight so far (tests).
     package var loadsJoined: Int { stack.loads.joined }
 
-    /// One load of `key`, landed in both levels (or remembered as not found).
-    private func loadAlone(_ key: Key, _ load: (Key) async throws -> Loaded<Value>,
-                           flightKey: FlightKey?) async throws -> (entry: CacheEntry<Value>?, startedAt: ContinuousClock.Instant) {
+    /// One load of `key`, landed in both levels (or remembered as not found);
+    /// `declined`: the lower level declined it (it holds a newer value).
+    private func loadAlone(_ key: Key, _ load: (Key) async throws -> Loaded<Value>, flightKey: FlightKey?)
+    async throws -> (entry: CacheEntry<Value>?, startedAt: ContinuousClock.Instant, declined: Bool) {
         let ticket = order.beginRead(key)
         let startedAt = ticket?.startedAt ?? ContinuousClock.now
         let clock = stack.clock
         // A caller that missed before the last load landed, and leads a new
         // flight after it ended, finds that load's value here.
-        if let entry = try? await upper.entry(forKey: key) { return (entry, startedAt) }
+        if let entry = try? await upper.entry(forKey: key) { return (entry, startedAt, false) }
         switch try await load(key) {
         case .notFound(let ttl):
             if let ttl, ttl > .zero, let ticket, let flightKey {
                 stack.notFound.remember(flightKey, ticket: ticket, until: clock.now().advanced(by: ttl))
             }
-            return (nil, startedAt)
+            return (nil, startedAt, false)
         case .value(let value, let ttl):
             if let flightKey { stack.notFound.forget(flightKey) }
             let entry = CacheEntry(value: value, expiresAt: ttl.map { clock.now().advanced(by: $0) })
-            if let ticket { await land(entry, forKey: key, ticket: ticket) }
-            return (entry, startedAt)
+            let declined = if let ticket { await land(entry, forKey: key, ticket: ticket) } else { false }
+            return (entry, startedAt, declined)
         }
     }
 
@@ -107,10 +119,13 @@ extension ComposedCache {
     }
 
     /// Writes a loaded entry into both levels as a back-fill (`lower` first,
-    /// `upper` unless `lower` declined it), if `ticket` is still current.
+    /// `upper` unless `lower` declined it), if `ticket` is still current;
+    /// returns whether `lower` declined it.
     /// A level that fails keeps nothing of it and fails nothing else.
-    func land(_ entry: CacheEntry<Value>, forKey key: Key, ticket: WriteOrder.Ticket) async {
+    @discardableResult
+    func land(_ entry: CacheEntry<Value>, forKey key: Key, ticket: WriteOrder.Ticket) async -> Bool {
         let upper = self.upper, lower = self.lower, stack = self.stack
+        let declined = Mutex(false)
         _ = try? await CacheContext.writing(as: stack.writer) {
             try await stack.order.land(ticket, { startedAt in
                 // Not the loads: gets arriving meanwhile join this load, whose
@@ -118,10 +133,14 @@ extension ComposedCache {
                 stack.detachReadsBelow(.key(key))
                 defer { stack.detachReadsBelow(.key(key)) }
                 let fill = Backfill(value: entry.value, expiresAt: entry.expiresAt, readStartedAt: startedAt)
-                if await attempt({ try await lower.backfill(fill, forKey: key) }) is BackfillDeclined { return }
+                if await attempt({ try await lower.backfill(fill, forKey: key) }) is BackfillDeclined {
+                    declined.withLock { $0 = true }
+                    return
+                }
                 _ = await attempt { try await upper.backfill(fill, forKey: key) }
             }, undo: { upper.lostCoherence() })
         }
+        return declined.withLock { $0 }
     }
 }
 
