@@ -162,14 +162,17 @@ import Testing
 /// second load, calling the loader again (found with 50 gets through
 /// `memory + redis`: two database calls for one key).
 @Suite struct LoadLandingJoinTests {
-    /// A lower level whose back-fills wait for `gate`.
+    /// A lower level whose back-fills wait for `gate` (then, if
+    /// `declinesWhenHeld`, are declined when it holds the key, as Redis's `SET NX`).
     struct SlowBackfillLevel: CacheLevel {
         let store = MemoryCacheLevel<String, String>(capacity: 1 << 20)
         let gate = Gate()
+        var declinesWhenHeld = false
         func getIfPresent(_ key: String) async throws -> String? { try await store.getIfPresent(key) }
         func set(_ value: String, forKey key: String) async throws { try await store.set(value, forKey: key) }
         func backfill(_ fill: Backfill<String>, forKey key: String) async throws {
             try await gate.wait()
+            if declinesWhenHeld && store.contains(key) { throw BackfillDeclined() }
             try await store.backfill(fill, forKey: key)
         }
         func remove(_ key: String) async throws { try await store.remove(key) }
@@ -199,24 +202,8 @@ import Testing
 /// its joiners': they may have begun after the write, so they read again and
 /// get the newer value (review of #32.1; they got the loaded one before).
 @Suite struct DeclinedLandingTests {
-    /// A lower level whose back-fills wait for `gate`, then are declined when it holds a value.
-    struct DecliningLevel: CacheLevel {
-        let store = MemoryCacheLevel<String, String>(capacity: 1 << 20)
-        let gate = Gate()
-        func getIfPresent(_ key: String) async throws -> String? { try await store.getIfPresent(key) }
-        func set(_ value: String, forKey key: String) async throws { try await store.set(value, forKey: key) }
-        func backfill(_ fill: Backfill<String>, forKey key: String) async throws {
-            try await gate.wait()
-            if store.contains(key) { throw BackfillDeclined() }
-            try await store.backfill(fill, forKey: key)
-        }
-        func remove(_ key: String) async throws { try await store.remove(key) }
-        func clear() async { await store.clear() }
-        func onMemoryWarning() async {}
-    }
-
     @Test func joinersOfALoadWhoseLandingWasDeclinedReadTheNewerValue() async throws {
-        let lower = DecliningLevel()
+        let lower = LoadLandingJoinTests.SlowBackfillLevel(declinesWhenHeld: true)
         let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
         let stack = memory + lower
         let loads = LoadThroughTests.Counter()
