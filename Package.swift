@@ -111,7 +111,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "StrataBench",
-            dependencies: ["Strata", "StrataRedis"],
+            dependencies: ["Strata", "StrataRedis", "StrataMetrics", .product(name: "Prometheus", package: "swift-prometheus")],
             path: "Sources/strata-bench",
             swiftSettings: strictSettings
         ),
