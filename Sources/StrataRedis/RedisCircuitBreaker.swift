@@ -11,7 +11,8 @@ import Synchronization
 ///
 /// Only reads go through it: a write (a set, a remove, a clear's `SCAN` and
 /// `UNLINK`) refused without trying would leave Redis holding what the
-/// levels above dropped; writes wait for their answer as before.
+/// levels above dropped; writes wait for their answer as before, and one
+/// that gets an answer closes the circuit (``answered()``).
 final class RedisCircuitBreaker: Sendable {
     private struct State {
         var failures = 0
@@ -87,6 +88,19 @@ final class RedisCircuitBreaker: Sendable {
             } else if state.failures >= threshold && state.openUntil == nil {
                 state.openUntil = now + state.coolDown
             }
+        }
+    }
+
+    /// A request sent past the breaker (a write) got an answer: the server
+    /// is up, so reads are let through at once. A probe in flight is left
+    /// to record its own end.
+    func answered() {
+        state.withLock { state in
+            guard state.failures > 0 || state.openUntil != nil else { return }
+            state.failures = 0
+            state.lastFailure = nil
+            state.openUntil = nil
+            state.coolDown = minCoolDown
         }
     }
 

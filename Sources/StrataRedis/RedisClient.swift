@@ -198,13 +198,19 @@ public final class RedisClient: Sendable {
         if let cluster {
             return try Self.checked(await cluster.send(arguments, slot: RedisClusterRouter.slot(ofCommand: arguments), guarded: false))
         }
-        return try Self.checked(await connection().send(arguments))
+        let reply = try await connection().send(arguments)
+        breaker.answered()
+        return try Self.checked(reply)
     }
 
     /// `commands` on one connection of this (single-server) client, through
     /// the circuit breaker or not (a cluster's nodes).
     func send(batch commands: [[[UInt8]]], guarded: Bool, cancellable: Bool) async throws -> [RESPValue] {
-        guard guarded else { return try await connection().send(batch: commands, cancellable: cancellable) }
+        guard guarded else {
+            let replies = try await connection().send(batch: commands, cancellable: cancellable)
+            breaker.answered()
+            return replies
+        }
         return try await breaker.guarded { try await connection().send(batch: commands, cancellable: cancellable) }
     }
 

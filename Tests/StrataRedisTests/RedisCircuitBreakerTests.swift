@@ -46,6 +46,27 @@ import Testing
         #expect(try breaker.admit(now: t0 + .seconds(8)).isProbe)
     }
 
+    /// Writes do not go through the breaker, but one that got an answer
+    /// shows the server is up: reads are let through at once, not failed
+    /// fast for the rest of the cool-down.
+    @Test func anAnsweredWriteClosesTheCircuit() throws {
+        let breaker = RedisCircuitBreaker(threshold: 1, coolDown: .seconds(30))
+        let t0 = ContinuousClock.now
+        breaker.record(try breaker.admit(now: t0), error: RedisError.timeout, now: t0)
+        #expect(breaker.isOpen)
+        breaker.answered()
+        #expect(!breaker.isOpen)
+        #expect(try !breaker.admit(now: t0 + .milliseconds(1)).isProbe)
+        // A probe in flight keeps its turn: its own answer is recorded as usual.
+        breaker.record(try breaker.admit(now: t0 + .milliseconds(2)), error: RedisError.timeout, now: t0 + .milliseconds(2))
+        let probe = try breaker.admit(now: t0 + .seconds(31))
+        #expect(probe.isProbe)
+        breaker.answered()
+        #expect(!breaker.isOpen)
+        breaker.record(probe, error: nil, now: t0 + .seconds(31))
+        #expect(try !breaker.admit(now: t0 + .seconds(31)).isProbe)
+    }
+
     @Test func aStoppedServerCostsAFewTimeoutsThenFailsFastThenRecovers() async throws {
         let server = try await RedisServer()
         let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "breaker:", codec: .string,
