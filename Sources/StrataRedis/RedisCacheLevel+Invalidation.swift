@@ -16,7 +16,7 @@ extension RedisCacheLevel {
     ///   writes on that connection, so Redis does not report them back
     ///   (`NOLOOP`) and the composition that wrote keeps what it wrote. The
     ///   level reports each of its writes to its listeners itself, right after
-    ///   it (`CacheContext.isLocalWriteReport` is true meanwhile): every
+    ///   it (a ``CacheChange`` whose `isLocalWrite` is true): every
     ///   other composition over it in this process drops the key; the writing
     ///   one skips it (`CacheWriteOrigin`). A back-fill into Redis is a
     ///   script, and Redis counts a script's writes as the script's, not the
@@ -29,7 +29,7 @@ extension RedisCacheLevel {
     ///   ``RedisKeyDecodable``) is published as `.all`.
     /// - Needs Redis 6 or later (RESP3); with an older server nothing is
     ///   reported (``invalidationError`` says why).
-    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
+    public func subscribe(_ listener: @escaping @Sendable (CacheChange<Key>) async -> Void) -> CacheSubscription {
         let subscription = listeners.add(listener)
         subscriber?.start()
         clusterInvalidation?.start()

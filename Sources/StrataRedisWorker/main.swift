@@ -39,8 +39,8 @@ enum Out {
 let redis = try RedisCacheLevel<String, String>(url: arguments[1], prefix: arguments[2])
 let memory = MemoryCacheLevel<String, String>(capacity: 1 << 24)
 let cache = memory + redis
-let subscription = redis.subscribe { invalidation in
-    switch invalidation {
+let subscription = redis.subscribe { change in
+    switch change.invalidation {
     case .key(let key): Out.say("invalidated \(key) \(Out.now())")
     case .all, .contactLost: Out.say("flush \(Out.now())")
     }

@@ -300,7 +300,7 @@ import Testing
         }
         for composition in compositions where composition.redis.invalidatesLevelsAbove {
             let heard = composition.heard
-            heard.subscription.withLock { $0 = composition.redis.subscribe { heard.add($0) } }
+            heard.subscription.withLock { $0 = composition.redis.subscribe { heard.add($0.invalidation) } }
         }
         return compositions
     }

@@ -25,7 +25,7 @@ import Testing
 
     func listen(_ redis: RedisCacheLevel<String, String>) -> Heard {
         let heard = Heard()
-        heard.subscription.withLock { $0 = redis.subscribe { heard.add($0) } }
+        heard.subscription.withLock { $0 = redis.subscribe { heard.add($0.invalidation) } }
         return heard
     }
 

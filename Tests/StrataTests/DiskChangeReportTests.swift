@@ -35,7 +35,7 @@ import Glibc
         init(_ directory: URL, capacity: Int = 1 << 20) throws {
             disk = try DiskCacheLevel<String, Data>(directory: directory, capacity: capacity)
             let heard = self.heard
-            subscription = disk.subscribe { heard.append($0) }
+            subscription = disk.subscribe { heard.append($0.invalidation) }
         }
 
         /// Waits until the listener has heard every report made so far; false

@@ -23,8 +23,8 @@ import Testing
     static func listen(_ disk: DiskCacheLevel<String, Data>) -> Foreign {
         let foreign = Foreign()
         foreign.subscription.withLock {
-            $0 = disk.subscribe { invalidation in
-                if !CacheContext.isLocalWriteReport { foreign.append(invalidation) }
+            $0 = disk.subscribe { change in
+                if !change.isLocalWrite { foreign.append(change.invalidation) }
             }
         }
         return foreign

@@ -54,7 +54,7 @@ import Testing
         func remove(_ key: String) async throws { self[key] = nil }
         func clear() async { state.withLock { $0.values = [:] } }
         func onMemoryWarning() async {}
-        func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<String>) async -> Void) -> CacheSubscription {
+        func subscribe(_ listener: @escaping @Sendable (CacheChange<String>) async -> Void) -> CacheSubscription {
             listeners.add(listener)
         }
     }

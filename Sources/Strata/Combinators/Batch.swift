@@ -81,7 +81,7 @@ public struct AllBatchCache<Inner: CacheLevel>: WrapperLevel {
     }
 
     /// A changed key may be in any batch: reported as ``CacheInvalidation/all``.
-    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<[Inner.Key]>) async -> Void) -> CacheSubscription {
+    public func subscribe(_ listener: @escaping @Sendable (CacheChange<[Inner.Key]>) async -> Void) -> CacheSubscription {
         inner.subscribe { await listener($0.withoutKey()) }
     }
 

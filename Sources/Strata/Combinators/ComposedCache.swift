@@ -353,7 +353,7 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     }
 
     /// A change to either level reported by its store is a change to this one.
-    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
+    public func subscribe(_ listener: @escaping @Sendable (CacheChange<Key>) async -> Void) -> CacheSubscription {
         CacheSubscription([upper.subscribe(listener), lower.subscribe(listener)])
     }
 

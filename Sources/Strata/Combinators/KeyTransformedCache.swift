@@ -47,7 +47,7 @@ public struct KeyTransformedCache<Inner: CacheLevel, NewKey: Sendable>: WrapperL
 
     /// The inner key of a change cannot be mapped back to this level's key, so
     /// a changed inner key is reported as ``CacheInvalidation/all``.
-    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<NewKey>) async -> Void) -> CacheSubscription {
+    public func subscribe(_ listener: @escaping @Sendable (CacheChange<NewKey>) async -> Void) -> CacheSubscription {
         inner.subscribe { await listener($0.withoutKey()) }
     }
 

@@ -64,7 +64,7 @@ public final class PooledCache<Inner: CacheLevel>: WrapperLevel where Inner.Key:
     public init(_ inner: Inner, clock: (any CacheClock)? = nil) {
         self.inner = inner
         self.clock = clock ?? levelClock(of: inner) ?? SystemClock()
-        let subscription = inner.subscribe { [weak self] invalidation in self?.detach(invalidation.changedKey) }
+        let subscription = inner.subscribe { [weak self] change in self?.detach(change.invalidation.changedKey) }
         self.subscription.withLock { $0 = subscription }
     }
 

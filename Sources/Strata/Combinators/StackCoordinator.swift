@@ -38,9 +38,11 @@
 // never reused. A write through the composition runs with its id in the
 // task's ``CacheWriteOrigin``; a store that reports its own writes to the
 // listeners in this process (a disk level, a Redis level: its store does not
-// report them back) passes that origin along, and a coordinator skips the
-// report of a write it made: its upper level holds what was written. Every
-// other coordinator over the store drops the key.
+// report them back) hands that origin to them in the ``CacheChange`` it
+// delivers (from a detached task: a listener inherits nothing from the
+// writer), and a coordinator skips the report of a write it made: its upper
+// level holds what was written. Every other coordinator over the store drops
+// the key.
 //
 // ## Lifetimes, and what a stack is for
 // A stack keeps its levels coherent while it lives. Build it once, hold it
@@ -103,8 +105,8 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
         self.upper = upper
         self.lower = lower
         liveUpper = LiveUpperLevels.enter(upper)
-        let fromBelow = lower.subscribe { [weak self] invalidation in await self?.applyFromBelow(invalidation) }
-        let fromAbove = upper.subscribe { [weak self] invalidation in self?.noteFromAbove(invalidation) }
+        let fromBelow = lower.subscribe { [weak self] change in await self?.applyFromBelow(change) }
+        let fromAbove = upper.subscribe { [weak self] change in self?.noteFromAbove(change) }
         subscriptions.withLock { $0 = [fromBelow, fromAbove] }
         // What `upper` holds now predates this subscription: nobody may have
         // listened to `lower` when it changed (a process killed with -9 never
@@ -122,8 +124,9 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// The lower level reports a change made elsewhere: the upper level
     /// drops it, as this composition's write, ordered against its writes
     /// and back-fills. A report of this composition's own write is skipped.
-    private func applyFromBelow(_ invalidation: CacheInvalidation<Key>) async {
-        if CacheContext.isReport(ofWriteBy: writer) { return }
+    private func applyFromBelow(_ change: CacheChange<Key>) async {
+        if change.isWrite(by: writer) { return }
+        let invalidation = change.invalidation
         let upper = self.upper
         detachReads(invalidation)
         defer { detachReads(invalidation) }
@@ -139,8 +142,9 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
     /// The upper level reports a change made elsewhere: back-fills into it
     /// whose read began before are dropped, and reads in flight below stop
     /// being shared.
-    private func noteFromAbove(_ invalidation: CacheInvalidation<Key>) {
-        if CacheContext.isReport(ofWriteBy: writer) { return }
+    private func noteFromAbove(_ change: CacheChange<Key>) {
+        if change.isWrite(by: writer) { return }
+        let invalidation = change.invalidation
         if let key = invalidation.changedKey { order.noteChanged(key) } else { order.noteChangedAll() }
         detachReads(invalidation)
         lower.endSharingReads(invalidation)

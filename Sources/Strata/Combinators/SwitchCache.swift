@@ -143,7 +143,7 @@ where A.Key == B.Key, A.Value == B.Value {
         _ = await (a, b)
     }
 
-    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
+    public func subscribe(_ listener: @escaping @Sendable (CacheChange<Key>) async -> Void) -> CacheSubscription {
         CacheSubscription([cacheA.subscribe(listener), cacheB.subscribe(listener)])
     }
 

@@ -17,7 +17,7 @@ public struct TransformedFetcher<Inner: CacheLevel, NewValue: Sendable>: Fetcher
 
     public var name: String { inner.name }
     public func waitForPendingWrites() async { await inner.waitForPendingWrites() }
-    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
+    public func subscribe(_ listener: @escaping @Sendable (CacheChange<Key>) async -> Void) -> CacheSubscription {
         inner.subscribe(listener)
     }
     public var sharesReadsInFlight: Bool { inner.sharesReadsInFlight }

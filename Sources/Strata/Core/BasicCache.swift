@@ -27,7 +27,7 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     @usableFromInline let backfillClosure: (@Sendable (Backfill<Value>, Key) async throws -> Void)?
     /// The erased level's ``CacheLevel/lostCoherence()``.
     @usableFromInline let lostCoherenceClosure: (@Sendable () -> Void)?
-    @usableFromInline let subscribeClosure: (@Sendable (@escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription)?
+    @usableFromInline let subscribeClosure: (@Sendable (@escaping @Sendable (CacheChange<Key>) async -> Void) -> CacheSubscription)?
     /// The erased level's ``CacheLevel/synchronousRead``, tried before the
     /// `async` closures.
     public let synchronousRead: SynchronousRead<Key, Value>?
@@ -81,7 +81,7 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
          set: @escaping Store, setExpiring: (@Sendable (Value, Key, CacheInstant?) async throws -> Void)?,
          remove: @escaping Remove, clear: @escaping Action, onMemoryWarning: @escaping Action,
          waitForPendingWrites: Action?,
-         subscribe: (@Sendable (@escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription)?,
+         subscribe: (@Sendable (@escaping @Sendable (CacheChange<Key>) async -> Void) -> CacheSubscription)?,
          synchronousRead: SynchronousRead<Key, Value>? = nil,
          synchronousReadIsComplete: Bool = false,
          levelCounters: (@Sendable () -> [String: Int])? = nil,
@@ -158,7 +158,7 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     }
     @inlinable public func onMemoryWarning() async { await memoryWarningClosure() }
     public func waitForPendingWrites() async { await pendingWritesClosure?() }
-    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
+    public func subscribe(_ listener: @escaping @Sendable (CacheChange<Key>) async -> Void) -> CacheSubscription {
         subscribeClosure?(listener) ?? .none
     }
     public func endSharingReads(_ invalidation: CacheInvalidation<Key>) { endSharingClosure?(invalidation) }

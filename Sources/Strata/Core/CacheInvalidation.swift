@@ -30,7 +30,7 @@ extension CacheInvalidation {
 /// ``CacheLevel/subscribe(_:)`` and calls ``publish(_:)``.
 public final class InvalidationListeners<Key: Sendable>: Sendable {
     /// Called with each change the level publishes.
-    public typealias Listener = @Sendable (CacheInvalidation<Key>) async -> Void
+    public typealias Listener = @Sendable (CacheChange<Key>) async -> Void
 
     private struct State {
         var entries: [(id: UInt64, listener: Listener)] = []
@@ -86,18 +86,26 @@ public final class InvalidationListeners<Key: Sendable>: Sendable {
     /// How many listeners are subscribed.
     public var count: Int { state.withLock { $0.entries.count } }
 
-    /// Tells every listener, in registration order, and returns when all have
-    /// applied it.
+    /// Tells every listener, in registration order, of a change made by
+    /// someone else, and returns when all have applied it.
     public func publish(_ invalidation: CacheInvalidation<Key>) async {
-        for entry in state.withLock({ $0.entries }) { await entry.listener(invalidation) }
+        await publish(CacheChange(invalidation))
+    }
+
+    /// Tells every listener, in registration order, and returns when all have applied it.
+    package func publish(_ change: CacheChange<Key>) async {
+        for entry in state.withLock({ $0.entries }) { await entry.listener(change) }
     }
 
     /// Reports a write the level made itself, which its store does not report
-    /// back to this process, to every listener with the write's
-    /// ``CacheWriteOrigin``: the compositions the write passed through skip
-    /// it, other compositions over the level drop the key. Delivered at once,
-    /// in a task of its own (a listener applying it may have to wait for a
-    /// write of its composition in progress, which may be this one's caller).
+    /// back to this process, to every listener as a ``CacheChange`` carrying
+    /// the write's ``CacheWriteOrigin``: the compositions the write passed
+    /// through skip it, other compositions over the level drop the key.
+    /// Delivered at once, in a task of its own that inherits nothing from
+    /// the writer's (a listener applying it may have to wait for a write of
+    /// its composition in progress, which may be this one's caller; and
+    /// what the listeners write meanwhile is no part of the writer's write
+    /// nor of its request's trace).
     ///
     /// `origin`: the write's (by default the current task's); an empty one
     /// for a write that failed in a way that may have changed the store, so
@@ -105,7 +113,8 @@ public final class InvalidationListeners<Key: Sendable>: Sendable {
     package func reportLocalWrite(_ invalidation: CacheInvalidation<Key>,
                                  origin: CacheWriteOrigin = CacheContext.writeOrigin) {
         guard !isEmpty else { return }
-        Task { await CacheContext.reportingLocalWrite(by: origin) { await self.publish(invalidation) } }
+        let change = CacheChange(invalidation, reportingWriteBy: origin)
+        Task.detached { await self.publish(change) }
     }
 }
 

@@ -93,7 +93,7 @@ public protocol CacheLevel<Key, Value>: Sendable {
     /// subscription on to the levels they hold; a stack (``ComposedCache``)
     /// subscribes to its levels for as long as it lives, and drops from its
     /// upper level what its lower level reports. Default: nothing is reported.
-    func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription
+    func subscribe(_ listener: @escaping @Sendable (CacheChange<Key>) async -> Void) -> CacheSubscription
 
     /// Told, without suspending, that what this level holds may predate
     /// changes to a level below it that reports them: a stack over both is
@@ -217,7 +217,7 @@ extension CacheLevel {
 
     public func waitForPendingWrites() async {}
 
-    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
+    public func subscribe(_ listener: @escaping @Sendable (CacheChange<Key>) async -> Void) -> CacheSubscription {
         .none
     }
 

@@ -53,7 +53,7 @@ extension WrapperLevel where Key == Inner.Key {
     }
 
     /// Invalidations of the inner level's keys are this level's keys.
-    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
+    public func subscribe(_ listener: @escaping @Sendable (CacheChange<Key>) async -> Void) -> CacheSubscription {
         inner.subscribe(listener)
     }
 }

@@ -70,8 +70,8 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
         self.known = options.maxStale.map { _ in LastKnownValues(capacity: options.capacity) }
         guard known != nil else { return }
         let writer = self.writer
-        let subscription = inner.subscribe { [weak self] invalidation in
-            if !CacheContext.isReport(ofWriteBy: writer) { self?.forget(invalidation) }
+        let subscription = inner.subscribe { [weak self] change in
+            if !change.isWrite(by: writer) { self?.forget(change.invalidation) }
         }
         self.subscription.withLock { $0 = subscription }
     }

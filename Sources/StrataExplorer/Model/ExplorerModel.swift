@@ -73,11 +73,11 @@ public final class ExplorerModel: Sendable {
     private func listenForInvalidations() {
         for level in pipeline.levels {
             let name = level.spec.name
-            let subscription = level.cache.subscribe { [weak self] invalidation in
+            let subscription = level.cache.subscribe { [weak self] change in
                 // This explorer's own write, which a shared level reports to
                 // the other compositions over it in this process: not news.
-                if CacheContext.isLocalWriteReport { return }
-                switch invalidation {
+                if change.isLocalWrite { return }
+                switch change.invalidation {
                 case .key(let key): self?.log("invalidated \(key) (by another client, via \(name))")
                 case .all: self?.log("\(name): levels above flushed (store flushed or cleared)")
                 case .contactLost: self?.log("\(name): levels above flushed (contact lost)")

@@ -34,7 +34,7 @@ final class FakeLevel<Key: Hashable & Sendable, Value: Sendable>: CacheLevel {
     func holdSets(on gate: Gate?) { setGate.withLock { $0 = gate } }
     private let setGate = Mutex<Gate?>(nil)
 
-    func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
+    func subscribe(_ listener: @escaping @Sendable (CacheChange<Key>) async -> Void) -> CacheSubscription {
         listeners.add(listener)
     }
 

@@ -10,7 +10,7 @@ extension DiskCacheLevel {
     /// reports that anything may have changed: the levels above keep
     /// nothing from this level, so they never serve what another writer
     /// replaced unheard.
-    public func subscribe(_ listener: @escaping @Sendable (CacheInvalidation<Key>) async -> Void) -> CacheSubscription {
+    public func subscribe(_ listener: @escaping @Sendable (CacheChange<Key>) async -> Void) -> CacheSubscription {
         let (subscription, failure) = changes.add(listener, path: path) { EntryFingerprint.ofFile($0) }
         if let failure {
             logger.warning("cannot watch the cache directory; levels above keep nothing from it until it can be watched",
