@@ -41,6 +41,7 @@ public struct CacheChange<Key: Sendable>: Sendable {
 }
 
 extension CacheChange: Equatable where Key: Equatable {
+    /// The same change, reported for the same writers.
     public static func == (a: Self, b: Self) -> Bool {
         a.invalidation == b.invalidation && a.writeOrigin?.writers == b.writeOrigin?.writers
     }
