@@ -16,7 +16,7 @@ extension RedisCacheLevel {
     ///   writes on that connection, so Redis does not report them back
     ///   (`NOLOOP`) and the composition that wrote keeps what it wrote. The
     ///   level reports each of its writes to its listeners itself, right after
-    ///   it (a ``CacheChange`` whose `isLocalWrite` is true): every
+    ///   it (a `CacheChange` whose `isLocalWrite` is true): every
     ///   other composition over it in this process drops the key; the writing
     ///   one skips it (`CacheWriteOrigin`). A back-fill into Redis is a
     ///   script, and Redis counts a script's writes as the script's, not the

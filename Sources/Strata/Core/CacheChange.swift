@@ -2,7 +2,7 @@
 /// change to its store, and whether it reports a write this process made
 /// through the level (a shared store tells every stack over it in the
 /// process of its own writes; the stacks the write passed through skip it,
-/// see "Writers" in ``StackCoordinator``'s design note).
+/// see "Writers" in the design note of `StackCoordinator`, the object a stack keeps its levels coherent with).
 public struct CacheChange<Key: Sendable>: Sendable {
     /// What changed.
     public let invalidation: CacheInvalidation<Key>
