@@ -37,6 +37,7 @@ struct DiskScenario {
         var rawReads: [Double] = [], levelReads: [Double] = []
         var rawWrites: [Double] = [], levelWrites: [Double] = []
         var adaptiveReads: [Double] = [], lruEvicting: [Double] = [], adaptiveEvicting: [Double] = []
+        var rawUnlinks: [Double] = [], levelRemoves: [Double] = []
         var fresh = 0
         var buffer = [UInt8](repeating: 0, count: 4097)
         for _ in 0..<options.runs {
@@ -69,6 +70,12 @@ struct DiskScenario {
             levelWrites.append(await timeOpsAsync(ops / 4) { i in
                 try? await level.set(value, forKey: keys[i % keys.count])
             })
+            // A remove of a key the level does not hold: its tombstone, the
+            // exclusive delete lock and the unlink that finds nothing.
+            rawUnlinks.append(timeOps(ops / 4) { i in unlink(raw + "/absent-\(i % 512)") })
+            levelRemoves.append(await timeOpsAsync(ops / 4) { i in
+                try? await level.remove("absent-\(i % 512)")
+            })
         }
         let readBase = report.row("baseline raw read(2) of a 4 KiB file", threads: 1, samples: rawReads)
         report.add(readBase)
@@ -82,6 +89,10 @@ struct DiskScenario {
         report.add(lruRow)
         report.add(report.row("DiskCacheLevel .adaptive set, 4 KiB, evicting", threads: 1, samples: adaptiveEvicting,
                               baseline: lruRow))
+        let unlinkBase = report.row("baseline raw unlink(2), no such file", threads: 1, samples: rawUnlinks)
+        report.add(unlinkBase)
+        report.add(report.row("DiskCacheLevel remove, key absent (tombstone)", threads: 1, samples: levelRemoves,
+                              baseline: unlinkBase))
     }
 
     func timeOps(_ ops: Int, _ body: (Int) -> Void) -> Double {

@@ -12,8 +12,15 @@ extension DiskCacheLevel {
         guard gate.enter() else { return }
         defer { gate.leave() }
         defer { changes.reportOwnWrite(.all) }
-        let path = self.path, changes = self.changes
+        let path = self.path, changes = self.changes, tombstones = self.tombstones, logger = self.logger
         await offload {
+            // First the tombstone of all: no back-fill whose read began
+            // before lands after this clear has passed its file.
+            if let code = FileIO.withDeleteLock(path, exclusive: true, { tombstones.record(nil) }) ?? nil {
+                logger.warning(
+                    "cannot leave the clear's tombstone; a back-fill begun before the clear may bring a value back",
+                    metadata: ["file": "\(tombstones.path(nil))", "error": "\(DiskCacheError.text(code))"])
+            }
             // The delete lock, per file: no other process's checked delete
             // puts back a version after this clear has passed its file (and
             // none waits for the whole scan).
@@ -34,11 +41,12 @@ extension DiskCacheLevel {
     public func onMemoryWarning() async { flushAccessTimes() }
 
     /// Deletes the entries whose expiry has passed; returns how many (0 once
-    /// the level is shut down).
+    /// the level is shut down). Tombstones too old to matter go too.
     @discardableResult
     public func removeExpired() async -> Int {
         guard gate.enter() else { return 0 }
         defer { gate.leave() }
+        tombstones.sweep(entries: path)
         let now = clock.now().nanosecondsSince1970
         let expired = state.withLock { $0.index.expired(now: now) }
         return expired.reduce(0) { removed, item in
@@ -134,6 +142,7 @@ extension DiskCacheLevel {
         let now = clock.now().nanosecondsSince1970
         var found: [(id: EntryID, header: DiskEntryHeader, entry: DiskIndexEntry)] = []
         var corrupt = 0
+        tombstones.sweep(entries: path)
         FileIO.withDirectoryLock(path) {
             for name in FileIO.listDirectory(path) {
                 let file = path + "/" + name

@@ -23,15 +23,25 @@ extension DiskCacheLevel {
     /// Once shut down, throws ``DiskCacheError/shutDown(path:)`` and writes
     /// (and reports) nothing.
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
-        try await write(value, forKey: key, expiresAt: expiresAt, backfill: false)
+        try await write(value, forKey: key, expiresAt: expiresAt, backfill: nil)
     }
 
-    /// A back-fill keeps the lower entry's deadline, capped at this level's TTL.
+    /// A back-fill keeps the lower entry's deadline, capped at this level's
+    /// TTL. It replaces no entry, and is declined (``BackfillDeclined``) if
+    /// its key was removed, or the directory cleared, by any process since
+    /// its read began (``DiskTombstones``), or recently when it does not say.
     public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
-        try await write(fill.value, forKey: key, expiresAt: fill.expiresAt, backfill: true)
+        try await write(fill.value, forKey: key, expiresAt: fill.expiresAt,
+                        backfill: BackfillLanding(readStart: fill.readStartedAt.map(DiskTombstones.wallTime(of:))))
     }
 
-    private func write(_ value: Value, forKey key: Key, expiresAt: CacheInstant?, backfill: Bool) async throws {
+    /// A back-fill's landing: when its read began, on the wall clock (`nil`: unknown).
+    struct BackfillLanding {
+        var readStart: Int64?
+    }
+
+    private func write(_ value: Value, forKey key: Key, expiresAt: CacheInstant?, backfill landing: BackfillLanding?) async throws {
+        let backfill = landing != nil
         try Task.checkCancellation()
         guard gate.enter() else { throw DiskCacheError.shutDown(path: path) }
         defer { gate.leave() }
@@ -57,9 +67,9 @@ extension DiskCacheLevel {
         let record = DiskIndexEntry(size: entry.count, expiresAt: deadline,
                                     fingerprint: entry.withUnsafeBytes { EntryFingerprint(prefix: $0, size: entry.count) })
         changes.note(id, key)
-        var outcome = await store(entry, id: id, record: record, backfill: backfill)
+        var outcome = await store(entry, id: id, record: record, landing: landing)
         if case .failed(ENOENT) = outcome, recoverDirectory() {
-            outcome = await store(entry, id: id, record: record, backfill: backfill)  // the directory was deleted: once more
+            outcome = await store(entry, id: id, record: record, landing: landing)  // the directory was deleted: once more
         }
         switch outcome {
         case .declined:
@@ -98,7 +108,8 @@ extension DiskCacheLevel {
     /// (expired, or older than lost coherence) is deleted, checked, and the
     /// rename retried once. Where rename cannot refuse to replace, back-fills
     /// are declined (costing only a later read).
-    private func store(_ entry: [UInt8], id: EntryID, record: DiskIndexEntry, backfill: Bool) async -> StoreOutcome {
+    private func store(_ entry: [UInt8], id: EntryID, record: DiskIndexEntry, landing: BackfillLanding?) async -> StoreOutcome {
+        let backfill = landing != nil
         let directory = path
         let written = entry.count <= Self.inlineIOLimit
             ? FileIO.writeTemporary(entry, in: directory)
@@ -107,10 +118,10 @@ extension DiskCacheLevel {
             if case .failed(let code) = written { return .failed(errno: code) }
             return .failed(errno: EIO)
         }
-        var outcome = place(temp, id: id, record: record, replacing: !backfill)
+        var outcome = place(temp, id: id, record: record, landing: landing)
         if case .failed(EEXIST) = outcome, backfill, let stale = staleVersion(id),
            [.deleted, .gone].contains(deleteEntryFile(id, expecting: stale, waiting: false)) {
-            outcome = place(temp, id: id, record: record, replacing: false)
+            outcome = place(temp, id: id, record: record, landing: landing)
         }
         switch outcome {
         case .stored: return outcome
@@ -124,16 +135,29 @@ extension DiskCacheLevel {
     }
 
     /// Renames `temp` to `id`'s file and records it (evicting for it), with no
-    /// deleter of this process at that file. Without `replacing` only if none is
-    /// there (`EEXIST`), under the shared delete lock: another process's checked
-    /// delete putting back a newer version it moved aside must find no older one.
-    private func place(_ temp: String, id: EntryID, record: DiskIndexEntry, replacing: Bool) -> StoreOutcome {
+    /// deleter of this process at that file. A back-fill's `landing` only if
+    /// no file is there (`EEXIST`) and no tombstone forbids it (declined),
+    /// under the shared delete lock: another process's checked delete putting
+    /// back a newer version it moved aside must find no older one, and a
+    /// remove (its tombstone and delete) falls before or after, not between.
+    private func place(_ temp: String, id: EntryID, record: DiskIndexEntry, landing: BackfillLanding?) -> StoreOutcome {
         let file = file(id)
         return entryLocks.withLock(id) {
             changes.noteOwnRename(id, record.fingerprint)
-            let code = replacing
-                ? (rename(temp, file) == 0 ? 0 : errno)
-                : FileIO.withDeleteLock(path, exclusive: false) { strata_rename_noreplace(temp, file) == 0 ? 0 : errno } ?? EAGAIN
+            var forbidden = false
+            let code = landing.map { landing in
+                FileIO.withDeleteLock(path, exclusive: false) { () -> Int32 in
+                    if tombstones.forbid(id, readStart: landing.readStart) {
+                        forbidden = true
+                        return EEXIST
+                    }
+                    return strata_rename_noreplace(temp, file) == 0 ? 0 : errno
+                } ?? EAGAIN
+            } ?? (rename(temp, file) == 0 ? 0 : errno)
+            if forbidden {
+                changes.ownRenameFailed(id, record.fingerprint)
+                return .declined
+            }
             guard code == 0 else {
                 changes.ownRenameFailed(id, record.fingerprint)
                 return .failed(errno: code)
@@ -167,10 +191,14 @@ extension DiskCacheLevel {
     public func remove(_ key: Key) async throws {
         guard gate.enter() else { throw DiskCacheError.shutDown(path: path) }
         defer { gate.leave() }
-        let (file, outcome) = deleteEntry(key)
+        let (file, outcome, tombstoneFailure) = deleteEntry(key)
         switch outcome {
         case .deleted, .absent:
             changes.reportOwnWrite(.key(key))
+            if let tombstoneFailure {
+                // Deleted, but a back-fill begun before may bring it back: said.
+                throw DiskCacheError.writeFailed(path: tombstones.path(EntryID(keyBytes: keyBytes(key))), errno: tombstoneFailure)
+            }
         case .kept(let code):
             changes.reportOwnWrite(.key(key))
             throw DiskCacheError.writeFailed(path: file, errno: code)
@@ -191,17 +219,25 @@ extension DiskCacheLevel {
         case unknown(errno: Int32)
     }
 
-    /// Deletes `key`'s entry file and forgets it; the caller reports by the outcome.
-    func deleteEntry(_ key: Key) -> (file: String, outcome: DeleteOutcome) {
+    /// Leaves `key`'s tombstone (``DiskTombstones``), then deletes its entry
+    /// file and forgets it; the caller reports by the outcome. `tombstoneFailure`:
+    /// the errno when no tombstone could be left.
+    func deleteEntry(_ key: Key) -> (file: String, outcome: DeleteOutcome, tombstoneFailure: Int32?) {
         let id = EntryID(keyBytes: keyBytes(key))
         let file = file(id)
-        let directory = path
+        let directory = path, tombstones = self.tombstones
+        var tombstoneFailure: Int32?
         let outcome: DeleteOutcome = entryLocks.withLock(id) {
             changes.noteOwnDelete(id)
-            // Not while another process's checked delete has moved a version
-            // aside: it may put that version back (see ``FileIO/unlinkIfUnchanged(_:expected:directory:waiting:step:)``).
+            // Exclusive: not while another process's checked delete has moved
+            // a version aside (it may put that version back, see
+            // ``FileIO/unlinkIfUnchanged(_:expected:directory:waiting:step:)``),
+            // nor between a back-fill's look at the tombstones and its landing.
             let outcome: DeleteOutcome
-            if FileIO.withDeleteLock(directory, exclusive: false, { unlink(file) }) == 0 {
+            if FileIO.withDeleteLock(directory, exclusive: true, { () -> Int32 in
+                tombstoneFailure = tombstones.record(id)
+                return unlink(file)
+            }) == 0 {
                 outcome = .deleted
             } else {
                 let code = errno
@@ -221,6 +257,6 @@ extension DiskCacheLevel {
             }
             return outcome
         }
-        return (file, outcome)
+        return (file, outcome, tombstoneFailure)
     }
 }

@@ -134,6 +134,9 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
 
     func file(_ id: EntryID) -> String { path + "/" + id.fileName }
 
+    /// The removes and clears back-fills must not undo (see ``DiskTombstones``).
+    var tombstones: DiskTombstones { DiskTombstones(entries: path) }
+
     // MARK: Facts
 
     /// Entries this level knows about.

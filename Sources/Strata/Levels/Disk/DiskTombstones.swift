@@ -1,0 +1,135 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Design note: what stops a late back-fill after another process's remove.
+//
+// A back-fill (a stack's copy of what it read below, or a load's landing)
+// never replaces a file (`rename` without replacing): a value written since
+// its read wins. But a remove leaves no file, so a back-fill whose read
+// began before the remove (the classic cache-aside race: one process changes
+// the origin and removes the key while another's load of the old value is
+// in flight) would land the removed value for every process on the
+// directory, until its TTL. As Redis's level does, a remove leaves a
+// tombstone: `<directory>/.strata-tombstones/<bucket>` holding when it
+// happened (wall-clock nanoseconds, as 8 bytes); a clear leaves `all`. Keys
+// share 4,096 buckets, so the tombstones are at most 4,097 small files
+// whatever the rate of removes; a back-fill of a key whose bucket saw
+// another key's remove during its read is declined too (it costs a later
+// read, never a wrong answer).
+// A back-fill whose read began before a tombstone of its key (or of `all`),
+// or that does not say when its read began, is declined while the tombstone
+// is young (twice ``CacheContext/backfillAgeLimit``: compositions drop
+// older back-fills). The check and the landing run under the directory's
+// delete lock shared; the tombstone and the delete under it exclusive, so
+// no remove falls between them. Processes on one machine share the wall
+// clock; a read's start is converted to it when the back-fill is made.
+// A tombstone that could not be written whole (a full disk) is an empty or
+// short file: it is read as made at its modification time plus a second,
+// declining more back-fills, never fewer. Old tombstones are deleted when a
+// level opens the directory and by `removeExpired()`.
+
+/// The tombstones of a disk level's directory (see the note above).
+struct DiskTombstones: Sendable {
+    let directory: String
+
+    init(entries directory: String) { self.directory = directory + "/" + Self.directoryName }
+
+    static var directoryName: String { ".strata-tombstones" }
+    static var allName: String { "all" }
+    /// How many buckets keys share (a power of two).
+    static var buckets: UInt64 { 4096 }
+
+    /// How long a tombstone stops back-fills: twice the oldest read a composition still back-fills.
+    static var lifetime: Duration { CacheContext.backfillAgeLimit * 2 }
+
+    /// Slack added to the time of a tombstone read from its modification
+    /// time (an incomplete one): the kernel's file times are coarse.
+    static var incompleteSlack: Int64 { 1_000_000_000 }
+
+    /// Wall-clock nanoseconds since 1970.
+    static func wallNow() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec) &* 1_000_000_000 &+ Int64(spec.tv_nsec)
+    }
+
+    /// `readStartedAt` (this process's continuous clock) on the wall clock.
+    static func wallTime(of readStartedAt: ContinuousClock.Instant) -> Int64 {
+        let age = ContinuousClock.now - readStartedAt
+        let (seconds, attoseconds) = age.components
+        return wallNow() - (seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000)
+    }
+
+    /// The tombstone file of `id`'s entry (`nil`: of a clear).
+    func path(_ id: EntryID?) -> String {
+        guard let id else { return directory + "/" + Self.allName }
+        return directory + "/" + String(id.low & (Self.buckets - 1), radix: 16)
+    }
+
+    /// Records a remove of `id`'s entry (`nil`: a clear) now. Call under the
+    /// directory's exclusive delete lock, before deleting. Returns the errno
+    /// when not even an empty tombstone could be made.
+    func record(_ id: EntryID?) -> Int32? {
+        let file = path(id)
+        // Overwritten in place, never truncated: no new block once the file
+        // exists (a full disk), and no flush on close (ext4 forces one for
+        // a file truncated and written again).
+        var fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        if fd < 0, errno == ENOENT {
+            mkdir(directory, 0o700)
+            fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        }
+        guard fd >= 0 else { return errno }
+        defer { close(fd) }
+        var now = Self.wallNow().littleEndian
+        _ = withUnsafeBytes(of: &now) { pwrite(fd, $0.baseAddress, 8, 0) }  // short: read by its modification time
+        return nil
+    }
+
+    /// The latest remove recorded for `id`'s entry or for all, if still young.
+    func latest(for id: EntryID, now: Int64 = wallNow()) -> Int64? {
+        let times = [time(of: path(id)), time(of: path(nil))].compactMap { $0 }
+        let oldest = now - Int64(Self.lifetime.components.seconds) * 1_000_000_000
+        return times.filter { $0 >= oldest }.max()
+    }
+
+    /// Whether a back-fill whose read began at `readStart` (wall clock; `nil`:
+    /// unknown) must be declined for `id`: a young tombstone is not older than it.
+    func forbid(_ id: EntryID, readStart: Int64?) -> Bool {
+        guard let removed = latest(for: id) else { return false }
+        guard let readStart else { return true }
+        return removed >= readStart
+    }
+
+    /// When the tombstone at `file` was made; `nil` when there is none.
+    private func time(of file: String) -> Int64? {
+        let fd = open(file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var value: Int64 = 0
+        if withUnsafeMutableBytes(of: &value, { read(fd, $0.baseAddress, 8) }) == 8 { return Int64(littleEndian: value) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return Self.wallNow() }  // cannot tell: as if made now
+        return Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec) &+ Self.incompleteSlack
+    }
+
+    /// Deletes the tombstones too old to stop anything; returns how many.
+    /// Each is read again under the exclusive delete lock, so one a remove
+    /// has just made again stays.
+    @discardableResult
+    func sweep(entries: String) -> Int {
+        let oldest = Self.wallNow() - Int64(Self.lifetime.components.seconds) * 1_000_000_000
+        var removed = 0
+        for name in FileIO.listDirectory(directory) {
+            let file = directory + "/" + name
+            guard let made = time(of: file), made < oldest else { continue }
+            FileIO.withDeleteLock(entries, exclusive: true) {
+                if let made = time(of: file), made < oldest, unlink(file) == 0 { removed += 1 }
+            }
+        }
+        return removed
+    }
+}
