@@ -71,6 +71,13 @@ public struct ConditionedCache<Inner: CacheLevel>: WrapperLevel {
         try await inner.backfill(fill, forKey: key)
     }
 
+    /// A refresh the condition turns away drops the level's copy, as a set
+    /// does: the value it replaces must not be answered again.
+    public func replace(_ seen: Value, with fill: Backfill<Value>, forKey key: Key) async throws {
+        guard try await CacheContext.asUserCode({ try await allows(key) }) else { return try await skipped(key) }
+        try await inner.replace(seen, with: fill, forKey: key)
+    }
+
     /// Reaches the level whatever the condition says: removing can only make
     /// it forget, and what it held may have been stored while the condition was true.
     public func remove(_ key: Key) async throws {

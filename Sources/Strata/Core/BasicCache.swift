@@ -25,6 +25,8 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     @usableFromInline let invalidateClosure: (@Sendable (CacheInvalidation<Key>) async throws -> Void)?
     /// The erased level's ``CacheLevel/backfill(_:forKey:)`` (`nil`: a set).
     @usableFromInline let backfillClosure: (@Sendable (Backfill<Value>, Key) async throws -> Void)?
+    /// The erased level's ``CacheLevel/replace(_:with:forKey:)`` (`nil`: the default, a remove).
+    @usableFromInline let replaceClosure: (@Sendable (Value, Backfill<Value>, Key) async throws -> Void)?
     /// The erased level's ``CacheLevel/lostCoherence()``.
     @usableFromInline let lostCoherenceClosure: (@Sendable () -> Void)?
     @usableFromInline let subscribeClosure: (@Sendable (@escaping @Sendable (CacheChange<Key>) async -> Void) -> CacheSubscription)?
@@ -90,11 +92,13 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
          invalidate: (@Sendable (CacheInvalidation<Key>) async throws -> Void)? = nil,
          lostCoherence: (@Sendable () -> Void)? = nil,
          backfill: (@Sendable (Backfill<Value>, Key) async throws -> Void)? = nil,
+         replace: (@Sendable (Value, Backfill<Value>, Key) async throws -> Void)? = nil,
          statistics: (@Sendable () -> [LevelStatistics])? = nil,
          inspector: (@Sendable () -> Any?)? = nil) {
         self.statisticsClosure = statistics
         self.inspectorClosure = inspector
         self.backfillClosure = backfill
+        self.replaceClosure = replace
         self.lostCoherenceClosure = lostCoherence
         self.name = name
         self.invalidateClosure = invalidate
@@ -145,6 +149,13 @@ public struct BasicCache<Key: Sendable, Value: Sendable>: CacheLevel {
     public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
         if let backfillClosure { return try await backfillClosure(fill, key) }
         try await set(fill.value, forKey: key, expiresAt: fill.expiresAt)
+    }
+
+    /// The erased level's refresh (a memory level stores it, a composition
+    /// replaces below then above); without one, the key is removed.
+    public func replace(_ seen: Value, with fill: Backfill<Value>, forKey key: Key) async throws {
+        if let replaceClosure { return try await replaceClosure(seen, fill, key) }
+        try await removeClosure(key)
     }
 
     @inlinable public func remove(_ key: Key) async throws { try await removeClosure(key) }
@@ -238,6 +249,7 @@ extension CacheLevel {
             invalidate: { try await self.invalidate($0) },
             lostCoherence: { self.lostCoherence() },
             backfill: { try await self.backfill($0, forKey: $1) },
+            replace: { try await self.replace($0, with: $1, forKey: $2) },
             statistics: { statisticsInside(self) },
             inspector: { erasedInspectorInside(self) }
         )

@@ -28,6 +28,9 @@ public struct CacheEvent: Sendable, Equatable, CustomStringConvertible {
         case stale
         /// No answer within the hard timeout (``ResilientCache``).
         case timedOut
+        /// A hit past the refresh-ahead fraction of its TTL started a
+        /// background refresh of the key (``ResilientCache``).
+        case refreshStarted
     }
 
     /// The name of the level observed (see ``CacheLevel/name``).

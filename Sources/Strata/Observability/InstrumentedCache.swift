@@ -156,6 +156,13 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
         try await measuredSet(key, backfill: true) { try await inner.backfill(fill, forKey: key) }
     }
 
+    /// A refresh ahead of expiry (``ResilientCache``) is a write of this
+    /// level's cache: counted as a set (`sets`, `setErrors`); a decline (the
+    /// level holds another value now) is reported, not counted.
+    public func replace(_ seen: Value, with fill: Backfill<Value>, forKey key: Key) async throws {
+        try await measuredSet(key, backfill: false) { try await inner.replace(seen, with: fill, forKey: key) }
+    }
+
     @inlinable
     func measuredSet(_ key: Key, backfill: Bool, _ write: () async throws -> Void) async throws {
         let stripe = statistics.counters.stripe

@@ -28,7 +28,10 @@ extension ResilientCache {
         guard let fraction = options.refreshAhead, let ttl, let expiresAt = entry.expiresAt else { return }
         let refreshAt = expiresAt.advanced(by: .zero - ttl * (1 - fraction))
         guard clock.now() >= refreshAt, refreshing.withLock({ $0.insert(key).inserted }) else { return }
-        let started = refreshes.start(level: name, key: key) { [self] in
+        // The get's trace notes the start; the refresh itself is no part of
+        // the request (its load and writes are not in the trace).
+        let trace = CacheContext.trace
+        let started = CacheContext.$trace.withValue(nil) { refreshes.start(level: name, key: key) { [self] in
             defer { refreshing.withLock { _ = $0.remove(key) } }
             // A write of this cache: the last known value becomes the new one.
             let ticket = known?.beginWrite(key)
@@ -38,7 +41,9 @@ extension ResilientCache {
                 try await inner.refresh(key, replacing: entry.value, ttl: ttl, jitter: jitter, load: load)
             }
             return landed != nil
-        }
-        if !started { refreshing.withLock { _ = $0.remove(key) } }
+        } }
+        guard started else { return refreshing.withLock { _ = $0.remove(key) } }
+        trace?.append(CacheEvent(level: name, operation: .get, outcome: .refreshStarted, key: describeKey(key),
+                                 duration: .zero, isBackfill: false, error: nil))
     }
 }

@@ -36,6 +36,8 @@ import Synchronization
 // reported from below touched the key since it began. The next gets keep
 // hitting meanwhile, and after the old deadline the new value is there: no
 // miss at expiry. It is a write of this cache: the last known value follows.
+// The hit's request trace notes it (a `refreshStarted` event); the refresh
+// runs outside the request (its load and writes are in no trace).
 
 /// A level or stack that answers the last known value when the levels
 /// below fail or are slow, and refreshes entries before they expire (see
