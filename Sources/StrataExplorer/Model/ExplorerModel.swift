@@ -125,14 +125,24 @@ public final class ExplorerModel: Sendable {
     public var status: CommandOutcome { state.withLock { $0.status } }
     public var isPaused: Bool { state.withLock { $0.paused } }
     public var workloadDescription: String? { state.withLock { $0.workload?.description ?? $0.replay?.description } }
-    /// What the fail-safe did so far (`fail-safe 1h: 3 stale · 1 timed out`), if the pipeline has one.
+    /// What the fail-safe and refresh ahead did so far (`fail-safe 1h: 3
+    /// stale · 1 timed out`, `refresh ahead 80%: 4 refreshes`), if the pipeline has either.
     public var resilienceSummary: String? {
-        guard let resilient = pipeline.resilient, let maxStale = resilient.options.maxStale else { return nil }
-        let statistics = resilient.resilienceStatistics
-        var text = "fail-safe \(Units.format(maxStale)): \(statistics.staleAnswers) stale"
-        let timeouts = statistics.hardTimeouts + statistics.softTimeouts
-        if timeouts > 0 { text += " · \(timeouts) timed out" }
-        return text
+        guard let options = pipeline.resilienceOptions, let statistics = pipeline.resilienceStatistics else { return nil }
+        var parts: [String] = []
+        if let maxStale = options.maxStale {
+            var text = "fail-safe \(Units.format(maxStale)): \(statistics.staleAnswers) stale"
+            let timeouts = statistics.hardTimeouts + statistics.softTimeouts
+            if timeouts > 0 { text += " · \(timeouts) timed out" }
+            parts.append(text)
+        }
+        if let fraction = options.refreshAhead {
+            let started = statistics.refreshesStarted
+            var text = String(format: "refresh ahead %g%%: ", fraction * 100) + "\(started) refresh\(started == 1 ? "" : "es")"
+            if statistics.refreshesFailed > 0 { text += " · \(statistics.refreshesFailed) failed" }
+            parts.append(text)
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: " · ")
     }
     public var workload: Workload? { state.withLock { $0.workload } }
 
@@ -390,7 +400,7 @@ public final class ExplorerModel: Sendable {
             let value = try await trace.record { try await pipeline.cache.getIfPresent(key) }
             let forward = trace.events.filter { !$0.isBackfill }
             if value != nil {
-                let above = forward.filter { $0.outcome != .hit }.count
+                let above = forward.filter { $0.outcome != .hit && $0.outcome != .refreshStarted }.count
                 await trace.waitForEvents(count: forward.count + above, timeout: .milliseconds(200))
             }
             log("load get \(key)  " + Self.path(trace.events, levels: skippable()) + (value == nil ? " → not found" : ""),
@@ -417,7 +427,7 @@ public final class ExplorerModel: Sendable {
         // that cannot be watched) sends no event, and the get waited 2 s.
         let forward = trace.events.filter { !$0.isBackfill }
         if value != nil {
-            let above = forward.filter { $0.outcome != .hit }.count
+            let above = forward.filter { $0.outcome != .hit && $0.outcome != .refreshStarted }.count
             let cache = pipeline.cache
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await trace.waitForEvents(count: forward.count + above, timeout: .seconds(2)) }
@@ -470,7 +480,11 @@ public final class ExplorerModel: Sendable {
             skipped[level.name] = "\(level.name) skipped" + (level.conditionOff ? " by condition" : "")
         }
         var pending = levels.prefix(max(0, deepest)).map(\.name).filter { skipped[$0] != nil }
+        var missed: Set<String> = []
         for event in events where !event.isBackfill {
+            // A loading get looks in the top level again before it loads
+            // (another get's load may have landed): one miss is shown.
+            if event.outcome == .miss, !missed.insert(event.level).inserted { continue }
             // The skipped levels above this one come first.
             if let position = levels.firstIndex(where: { $0.name == event.level }) {
                 let above = Set(levels.prefix(position).map(\.name))
@@ -479,6 +493,10 @@ public final class ExplorerModel: Sendable {
             }
             if event.outcome == .stale {
                 parts.append("answered stale (seen \(Units.latency(UInt64(max(0, event.duration.nanoseconds)))) ago)")
+                continue
+            }
+            if event.outcome == .refreshStarted {
+                parts.append("refresh ahead started")
                 continue
             }
             if event.outcome == .timedOut {

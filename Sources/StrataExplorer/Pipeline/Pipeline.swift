@@ -78,8 +78,12 @@ public final class Pipeline: Sendable {
     public let spec: PipelineSpec
     public let levels: [LiveLevel]
     public let cache: BasicCache<String, Data>
-    /// The levels under `fail-safe:`, when the spec has it (``cache`` is it, erased).
+    /// The levels under `fail-safe:`, when the spec has it and no
+    /// `refresh-ahead:` (``cache`` is it, erased).
     public let resilient: ResilientCache<BasicCache<String, Data>>?
+    /// The levels above the origin under `refresh-ahead:` (and `fail-safe:`,
+    /// if given), loading through the origin (``cache`` wraps it: ``LoadingStack``).
+    let loading: ResilientCache<UpperStack>?
     /// Toggles in order of first use (keys 1–9 flip them).
     public let toggles: [Toggle]
     /// Built with `--readonly`: shared levels (Redis, a disk level's own
@@ -94,6 +98,7 @@ public final class Pipeline: Sendable {
     public init(_ spec: PipelineSpec, readOnly: Bool = false) throws {
         self.spec = spec
         self.isReadOnly = readOnly
+        if spec.refreshAhead != nil { try PipelineFile.checkLoader(spec.levels, line: nil, file: spec.file ?? spec.name) }
         var toggles: [Toggle] = []
         var levels: [LiveLevel] = []
         var disks: [DiskCacheLevel<String, Data>] = []
@@ -121,13 +126,29 @@ public final class Pipeline: Sendable {
         self.toggles = toggles
         self.temporaryDirectories = temporary
         self.diskLevels = disks
+        if let fraction = spec.refreshAhead, let ttl = spec.loadTTL {
+            let options = ResilienceOptions(maxStale: spec.failSafe?.maxStale, softTimeout: spec.failSafe?.softTimeout,
+                                            hardTimeout: spec.failSafe?.hardTimeout, refreshAhead: fraction)
+            let loading = ResilientCache(LoadingStack.upperStack(levels.dropLast().map(\.cache)), options: options)
+            self.loading = loading
+            self.resilient = nil
+            self.cache = LoadingStack(inner: loading, origin: levels[levels.count - 1].cache, ttl: ttl).normalize()
+            return
+        }
         var composed = levels[0].cache
         for level in levels.dropFirst() { composed = (composed + level.cache).normalize() }
+        loading = nil
         resilient = spec.failSafe.map {
             composed.failSafe(maxStale: $0.maxStale, softTimeout: $0.softTimeout, hardTimeout: $0.hardTimeout)
         }
         self.cache = resilient?.normalize() ?? composed
     }
+
+    /// The fail-safe and refresh-ahead settings in force, if any.
+    public var resilienceOptions: ResilienceOptions? { loading?.options ?? resilient?.options }
+
+    /// What the fail-safe and refresh ahead did so far (nil without either).
+    public var resilienceStatistics: ResilienceStatistics? { loading?.resilienceStatistics ?? resilient?.resilienceStatistics }
 
     /// Finds what building `spec` would refuse, creating nothing: a disk
     /// level's directory is checked, not made (`strata check`). The other
@@ -135,6 +156,7 @@ public final class Pipeline: Sendable {
     /// connects before it is used). Throws the ``PipelineBuildError`` that
     /// ``init(_:)`` would, with the file and the level's line.
     public static func validate(_ spec: PipelineSpec) throws {
+        if spec.refreshAhead != nil { try PipelineFile.checkLoader(spec.levels, line: nil, file: spec.file ?? spec.name) }
         for level in spec.levels {
             do {
                 if case .disk(let path, _) = level.kind {
@@ -252,8 +274,8 @@ public final class Pipeline: Sendable {
             disks.append(disk)
             // Read-only, a directory of its own may be another process's: only read.
             let shared = readOnly && path != nil
-            var live = finish(spec, shared ? ReadOnlyLevel(disk).normalize() : disk.normalize(), toggle: toggle,
-                              entries: { disk.count }, bytes: { disk.totalSize })
+            let level = shared ? ReadOnlyLevel(disk).normalize() : path == nil ? PrivateDirectoryLevel(disk).normalize() : disk.normalize()
+            var live = finish(spec, level, toggle: toggle, entries: { disk.count }, bytes: { disk.totalSize })
             if spec.ttl != nil && !shared { live.removeExpired = { await disk.removeExpired() } }
             let adaptive = disk.policy == .adaptive
             live.liveConfiguration = {

@@ -58,6 +58,7 @@ public enum PipelineFile {
         var name = "pipeline"
         var levelsNode: Node?
         var failSafe: FailSafeSpec?
+        var refreshAhead: (fraction: Double, line: Int?)?
         for (key, value) in mapping {
             switch key.string {
             case "name":
@@ -70,9 +71,10 @@ public enum PipelineFile {
                 }
             case "levels": levelsNode = value
             case "fail-safe": failSafe = try parseFailSafe(value, file: file)
+            case "refresh-ahead": refreshAhead = try parseRefreshAhead(value, file: file).map { ($0, key.mark?.line) }
             default:
                 throw PipelineFileError(file: file, line: key.mark?.line, field: key.string,
-                                        message: "unknown field (expected name, levels, fail-safe)")
+                                        message: "unknown field (expected name, levels, fail-safe, refresh-ahead)")
             }
         }
         guard let levelsNode else {
@@ -84,7 +86,7 @@ public enum PipelineFile {
         var levels: [LevelSpec] = []
         var byName: [String: LevelSpec] = [:]
         for (index, node) in sequence.enumerated() {
-            let level = try parseLevel(node, index: index, file: file)
+            let level = try parseLevel(node, index: index, file: file, loads: refreshAhead != nil)
             if let other = byName[level.name] {
                 throw PipelineFileError(file: file, line: level.line, field: "levels[\(index)].name",
                                         message: "duplicate level name \"\(level.name)\" (also on line \(other.line ?? 0))")
@@ -99,7 +101,35 @@ public enum PipelineFile {
                                         message: "an origin has every key, so the \(levels.count - index - 1) level(s) below it would never be asked: put it last")
             }
         }
-        return PipelineSpec(name: name, levels: levels, failSafe: failSafe, file: file)
+        if let refreshAhead { try checkLoader(levels, line: refreshAhead.line, file: file) }
+        return PipelineSpec(name: name, levels: levels, failSafe: failSafe, refreshAhead: refreshAhead?.fraction, file: file)
+    }
+
+    /// `refresh-ahead: 0.8`: a fraction strictly between 0 and 1 (`~` turns it off).
+    static func parseRefreshAhead(_ node: Node, file: String) throws -> Double? {
+        if isNull(node) { return nil }
+        guard let text = node.scalar?.string, let fraction = Double(text), fraction > 0, fraction < 1 else {
+            throw PipelineFileError(file: file, line: node.mark?.line, field: "refresh-ahead",
+                                    message: "expected a fraction of the TTL between 0 and 1 such as 0.8, got \"\(node.scalar.map { printable($0.string) } ?? "a list or mapping")\"")
+        }
+        return fraction
+    }
+
+    /// Refresh ahead loads through the last level: an origin (simulated or
+    /// http) below at least one level that stores, with the `ttl` its values are kept.
+    static func checkLoader(_ levels: [LevelSpec], line: Int?, file: String) throws {
+        guard let origin = levels.last, origin.kind.isOrigin else {
+            throw PipelineFileError(file: file, line: line, field: "refresh-ahead",
+                                    message: "the last level loads the values: make it an origin or http level (it is a \(levels.last?.kind.label ?? "?") level)")
+        }
+        guard levels.count > 1 else {
+            throw PipelineFileError(file: file, line: line, field: "refresh-ahead",
+                                    message: "no level above the origin keeps what it loads: add one (memory, disk, redis)")
+        }
+        guard origin.ttl != nil else {
+            throw PipelineFileError(file: file, line: origin.line, field: "levels[\(levels.count - 1)].ttl",
+                                    message: "missing: with refresh-ahead, the origin's ttl is how long each value it loads is kept (e.g. ttl: 30s)")
+        }
     }
 
     /// `fail-safe: {max-stale: 1h, soft-timeout: 100ms, hard-timeout: 2s}`
@@ -131,7 +161,9 @@ public enum PipelineFile {
         return FailSafeSpec(maxStale: maxStale, softTimeout: durations["soft-timeout"], hardTimeout: durations["hard-timeout"])
     }
 
-    static func parseLevel(_ node: Node, index: Int, file: String) throws -> LevelSpec {
+    /// `loads`: the pipeline has `refresh-ahead:`, so an origin takes a `ttl`
+    /// (how long what it loads is kept).
+    static func parseLevel(_ node: Node, index: Int, file: String, loads: Bool = false) throws -> LevelSpec {
         let path = "levels[\(index)]"
         guard let mapping = node.mapping else {
             throw PipelineFileError(file: file, line: node.mark?.line, field: path, message: "expected a mapping with `kind:`")
@@ -247,9 +279,10 @@ public enum PipelineFile {
             }
             levelKind = .redis(url: url, prefix: try text("prefix") ?? "strata:", leases: try flag("leases") ?? false)
         }
-        if let ttlNode = fields["ttl"], kind == "origin" || kind == "http" {
+        if let ttlNode = fields["ttl"], kind == "origin" || kind == "http", !loads {
             throw PipelineFileError(file: file, line: ttlNode.mark?.line, field: "\(path).ttl",
-                                    message: "ttl applies to levels that store (memory, disk, redis), not to a \(kind) origin")
+                                    message: "ttl applies to levels that store (memory, disk, redis), not to a \(kind) origin"
+                                        + " (with refresh-ahead, it is how long the values an origin loads are kept)")
         }
         func flag(_ field: String) throws -> Bool? {
             try value(field) { node -> Bool in

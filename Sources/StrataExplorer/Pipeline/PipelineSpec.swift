@@ -9,16 +9,25 @@ public struct PipelineSpec: Equatable, Sendable {
     /// The whole pipeline answers its last known values when its levels
     /// fail or are late (`fail-safe:` in a file; ``ResilientCache``).
     public var failSafe: FailSafeSpec?
+    /// Gets load through the last level (an origin) and a hit past this
+    /// fraction of the origin's `ttl` refreshes the key in the background
+    /// (`refresh-ahead:` in a file; ``ResilientCache``'s refresh ahead).
+    public var refreshAhead: Double?
     /// The file the spec was read from, so that errors building it can name
     /// the file as well as the level's line (nil for a spec made in code).
     public var file: String?
 
-    public init(name: String, levels: [LevelSpec], failSafe: FailSafeSpec? = nil, file: String? = nil) {
+    public init(name: String, levels: [LevelSpec], failSafe: FailSafeSpec? = nil, refreshAhead: Double? = nil,
+                file: String? = nil) {
         self.name = name
         self.levels = levels
         self.failSafe = failSafe
+        self.refreshAhead = refreshAhead
         self.file = file
     }
+
+    /// How long a loaded value is kept under `refresh-ahead:` (the origin's `ttl`).
+    public var loadTTL: Duration? { refreshAhead == nil ? nil : levels.last?.ttl }
 }
 
 /// `fail-safe:` in a pipeline file: ``CacheLevel/failSafe(maxStale:softTimeout:hardTimeout:capacity:)``.
@@ -56,6 +65,14 @@ public struct LevelSpec: Equatable, Sendable {
             case .origin: "origin"
             case .http: "http"
             case .redis: "redis"
+            }
+        }
+
+        /// An origin (simulated or http): it stores nothing and answers every key it can.
+        public var isOrigin: Bool {
+            switch self {
+            case .origin, .http: true
+            case .memory, .disk, .redis: false
             }
         }
 
@@ -155,7 +172,9 @@ extension PipelineSpec {
             let last = index == levels.count - 1
             lines.append("\(last ? "└─" : "├─") \(level.name): \(level.kind.label), \(level.details)")
             var wrappers: [String] = []
-            if let ttl = level.ttl { wrappers.append("expires after \(Units.format(ttl))") }
+            if let ttl = level.ttl {
+                wrappers.append(level.kind.isOrigin ? "what it loads is kept \(Units.format(ttl))" : "expires after \(Units.format(ttl))")
+            }
             if let condition = level.condition { wrappers.append("conditioned by toggle \"\(condition)\"") }
             if let cap = level.capRequests { wrappers.append("at most \(cap) requests in flight") }
             if level.pooled { wrappers.append("pooled (single-flight gets)") }
@@ -169,6 +188,10 @@ extension PipelineSpec {
             if let soft = failSafe.softTimeout { line += "; after \(Units.format(soft)) (soft timeout)" }
             if let hard = failSafe.hardTimeout { line += "; a timeout after \(Units.format(hard))" }
             lines.append(line)
+        }
+        if let refreshAhead, let ttl = loadTTL, let origin = levels.last {
+            lines.append("refresh ahead: gets load through \(origin.name), whose values are kept \(Units.format(ttl)); "
+                         + "a hit after \(Units.format(ttl * refreshAhead)) refreshes the key in the background")
         }
         return lines.joined(separator: "\n")
     }

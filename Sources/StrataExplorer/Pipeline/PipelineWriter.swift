@@ -17,6 +17,7 @@ public enum PipelineWriter {
             if let soft = failSafe.softTimeout { lines.append("  soft-timeout: \(duration(soft))") }
             if let hard = failSafe.hardTimeout { lines.append("  hard-timeout: \(duration(hard))") }
         }
+        if let refreshAhead = spec.refreshAhead { lines.append("refresh-ahead: \(refreshAhead)") }
         lines.append("levels:")
         for level in spec.levels {
             var fields: [(String, String)] = [("name", quoted(level.name)), ("kind", level.kind.label)]

@@ -2,21 +2,17 @@ import Strata
 
 /// A level `strata --readonly` only reads: a shared store (a production
 /// Redis, a disk directory of its own) that the explorer must not change.
-/// Reads pass through; a back-fill or refresh is declined
+/// Reads pass through (a batch as one); a back-fill or refresh is declined
 /// (``BackfillDeclined``: the composition writes nothing there and stops);
 /// a set or remove throws ``ReadOnlyRefusal``; clear, a memory warning and
 /// an invalidation from below do nothing.
-struct ReadOnlyLevel<Inner: CacheLevel>: WrapperLevel {
+struct ReadOnlyLevel<Inner: CacheLevel>: PassThroughLevel {
     typealias Key = Inner.Key
     typealias Value = Inner.Value
 
     let inner: Inner
 
     init(_ inner: Inner) { self.inner = inner }
-
-    func getIfPresent(_ key: Key) async throws -> Value? { try await inner.getIfPresent(key) }
-
-    func entry(forKey key: Key) async throws -> CacheEntry<Value>? { try await inner.entry(forKey: key) }
 
     func set(_ value: Value, forKey key: Key) async throws { throw ReadOnlyRefusal(level: inner.name) }
 

@@ -4,7 +4,7 @@ import Strata
 /// level can take live (capacity, count, ttl, policy), level by level. Any
 /// other difference between the file and the running pipeline (a level
 /// added, removed, renamed or of another kind, another path, origin, URL,
-/// wrapper, fail-safe or name) is refused, naming the file and line: it
+/// wrapper, fail-safe, refresh-ahead or name) is refused, naming the file and line: it
 /// needs a restart, and the running pipeline is kept as it is.
 struct ReloadPlan {
     /// The levels to change (by index in the pipeline) and their settings from the file.
@@ -25,6 +25,7 @@ struct ReloadPlan {
         }
         if file.name != running.name { throw refuse(nil, "the pipeline's name changed") }
         if file.failSafe != running.failSafe { throw refuse(nil, "fail-safe changed") }
+        if file.refreshAhead != running.refreshAhead { throw refuse(nil, "refresh-ahead changed") }
         var changes: [(Int, LevelSpec)] = []
         for (index, (now, wanted)) in zip(running.levels, file.levels).enumerated() {
             guard wanted.name == now.name else {

@@ -93,7 +93,8 @@ public struct ScriptRunner {
         await model.pipeline.cache.waitForPendingWrites()
     }
 
-    /// Per-level statistics as an aligned table.
+    /// Per-level statistics as an aligned table, then what the fail-safe
+    /// and refresh ahead did, if the pipeline has them.
     public func statisticsTable() -> String {
         let header = ["level", "kind", "gets", "hits", "misses", "hit%", "sets", "rm", "inv", "errors", "back-fills", "entries", "bytes", "p50", "p99"]
         var rows = [header]
@@ -106,7 +107,7 @@ public struct ScriptRunner {
                 pane.bytes.map(String.init) ?? "-", Units.latency(s.getP50), Units.latency(s.getP99),
             ])
         }
-        return Self.aligned(rows).joined(separator: "\n")
+        return (Self.aligned(rows) + [model.resilienceSummary].compactMap { $0 }).joined(separator: "\n")
     }
 
     /// Rows padded to columns by display width (a wide character takes two
