@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `refresh-ahead:` in the real explorer (tmux): a get of a hot key past
-/// half its TTL says in its path that a refresh started, the title counts
+/// a quarter of its TTL says in its path that a refresh started, the title counts
 /// it, and the refreshed value's landing is L1's set.
 @Suite(.serialized) struct RefreshAheadEndToEndTests {
     @Test func aRefreshShowsInThePathTheTitleAndTheSets() async throws {
@@ -11,8 +11,8 @@ import Testing
             return
         }
         let config = NSTemporaryDirectory() + "strata-ra-ui-\(UUID().uuidString.prefix(8)).yaml"
-        try RefreshAheadPipelineTests.good.replacingOccurrences(of: "0.8", with: "0.5")
-            .replacingOccurrences(of: "ttl: 30s", with: "latency: 5ms\n    ttl: 2s")
+        try RefreshAheadPipelineTests.good.replacingOccurrences(of: "0.8", with: "0.25")
+            .replacingOccurrences(of: "ttl: 30s", with: "latency: 5ms\n    ttl: 4s")
             .write(toFile: config, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: config) }
         let tmux = EndToEndTests.Tmux()
@@ -20,12 +20,12 @@ import Testing
         try tmux("new-session", "-d", "-s", "ui", "-x", "140", "-y", "40",
                  "env TERM=xterm-256color LC_ALL=C.UTF-8 \(EndToEndTests.binary) --config \(config); sleep 30")
         let ready = await tmux.waitFor { $0.contains("events") && $0.contains("╭─ L1") }
-        #expect(ready.contains("refresh ahead 50%: 0 refreshes"), "screen:\n\(ready)")
+        #expect(ready.contains("refresh ahead 25%: 0 refreshes"), "screen:\n\(ready)")
 
         try tmux("send-keys", "-t", "ui", ":get hot", "Enter")
         let loaded = await tmux.waitFor { $0.contains("get hot  L1 miss → origin hit") }
         #expect(loaded.contains("get hot  L1 miss → origin hit"), "screen:\n\(loaded)")
-        // Gets of the hot key until one comes after half its TTL (1 s): a
+        // Gets of the hot key until one comes after a quarter of its TTL (1 s): a
         // poll, each get answered before the next is typed.
         let deadline = Date().addingTimeInterval(60)
         var screen = loaded
@@ -38,10 +38,10 @@ import Testing
         // The refresh lands (one origin get more) and the title counts it:
         // all in one capture (one can land between the rows of a paint).
         let landed = await tmux.waitFor {
-            $0.contains("refresh ahead 50%: 1 refresh") && EndToEndTests.pane("L1", in: $0).contains("sets 1 ")
+            $0.contains("refresh ahead 25%: 1 refresh") && EndToEndTests.pane("L1", in: $0).contains("sets 1 ")
                 && EndToEndTests.pane("origin", in: $0).contains("gets 2 ")
         }
-        #expect(landed.contains("refresh ahead 50%: 1 refresh") && !landed.contains("refreshes"), "screen:\n\(landed)")
+        #expect(landed.contains("refresh ahead 25%: 1 refresh") && !landed.contains("refreshes"), "screen:\n\(landed)")
         #expect(EndToEndTests.pane("L1", in: landed).contains("sets 1 "), "screen:\n\(landed)")
         #expect(EndToEndTests.pane("origin", in: landed).contains("gets 2 "), "screen:\n\(landed)")
 

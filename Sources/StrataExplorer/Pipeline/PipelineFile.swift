@@ -126,6 +126,11 @@ public enum PipelineFile {
             throw PipelineFileError(file: file, line: line, field: "refresh-ahead",
                                     message: "no level above the origin keeps what it loads: add one (memory, disk, redis)")
         }
+        // Only the last level loads: an http level above it keeps nothing.
+        if let index = levels.dropLast().firstIndex(where: { $0.kind.isOrigin && $0.ttl != nil }) {
+            throw PipelineFileError(file: file, line: levels[index].line, field: "levels[\(index)].ttl",
+                                    message: "only the last level loads under refresh-ahead: an \(levels[index].kind.label) level above it takes no ttl")
+        }
         guard origin.ttl != nil else {
             throw PipelineFileError(file: file, line: origin.line, field: "levels[\(levels.count - 1)].ttl",
                                     message: "missing: with refresh-ahead, the origin's ttl is how long each value it loads is kept (e.g. ttl: 30s)")
