@@ -168,6 +168,26 @@ import Testing
         }
     }
 
+    /// With `fail-safe:` too, both wrap the loading stack: a failing origin
+    /// is answered stale, and the title shows both.
+    @Test func failSafeAndRefreshAheadWrapTheSameStack() async throws {
+        var spec = try PipelineFile.parse(Self.good.replacingOccurrences(of: "kind: origin", with: "kind: origin\n    failure-rate: 1"),
+                                          file: "ra.yaml")
+        spec.failSafe = FailSafeSpec(maxStale: .seconds(3600))
+        let model = ExplorerModel(pipeline: try Pipeline(spec))
+        await model.withShutdown {
+            #expect(model.resilienceSummary == "fail-safe 1h: 0 stale · refresh ahead 80%: 0 refreshes")
+            #expect(await !model.execute(.set(key: "k", value: "kept")).isError)
+            #expect(await !model.execute(.clear(level: "L1")).isError)
+            let answer = await model.execute(.get(key: "k"))
+            #expect(!answer.isError && answer.message.hasSuffix("\"kept\""), "\(answer.message)")
+            #expect(model.events.contains { $0.text.hasPrefix("get k  L1 miss → origin error") && $0.text.contains("answered stale (seen") },
+                    "\(model.events.prefix(3).map(\.text))")
+            #expect(model.resilienceSummary == "fail-safe 1h: 1 stale · refresh ahead 80%: 0 refreshes")
+            #expect(await model.execute(.get(key: "never")).isError, "nothing to fall back on: the failure shows")
+        }
+    }
+
     /// A key the origin does not have is a miss through the loading get, as in a plain pipeline.
     @Test func aKeyTheOriginLacksIsNotFound() async throws {
         let model = ExplorerModel(pipeline: try Pipeline(PipelineFile.parse(Self.good, file: "ra.yaml")))
