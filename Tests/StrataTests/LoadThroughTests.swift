@@ -220,3 +220,53 @@ import Testing
         #expect(await poll { memory.value(forKey: "k") == "newer" })
     }
 }
+
+/// A loading get that misses counts one miss in the upper level, not two:
+/// it looks at the upper level again before it loads only if a write or a
+/// landing through the stack ended since its miss (found by the explorer's
+/// panes: a load showed two misses in L1, halving the hit ratio shown).
+@Suite struct LoadMissCountTests {
+    @Test func aLoadCountsOneMissInTheUpperLevel() async throws {
+        let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20).instrumented(name: "L1")
+        let stack = memory + MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        #expect(try await stack.get("k", ttl: .seconds(60), load: { _ in "v" }) == "v")
+        #expect(try await stack.get("k", ttl: .seconds(60), load: { _ in "w" }) == "v")
+        let counts = memory.statistics.snapshot()
+        #expect(counts.misses == 1, "\(counts.misses) misses for one load")
+        #expect(counts.hits == 1)
+        #expect(counts.gets == 2)
+    }
+
+    /// A set that ends between a get's miss and its load is what the get
+    /// finds when it looks again: the loader is not called, the set stays.
+    @Test func aSetEndingBetweenTheMissAndTheLoadIsFoundInstead() async throws {
+        let lower = HeldFirstReadLevel()
+        let stack = MemoryCacheLevel<String, String>(capacity: 1 << 20) + lower
+        let loads = LoadThroughTests.Counter()
+        let get = Task { try await stack.get("k", ttl: .seconds(60), load: { _ in "loaded \(loads.next())" }) }
+        #expect(await poll { lower.gate.waiting == 1 }, "the get's read of the lower level is held")
+        try await stack.set("set", forKey: "k")
+        lower.gate.open()
+        #expect(try await get.value == "set")
+        #expect(loads.count == 0)
+        #expect(try await stack.get("k") == "set")
+    }
+
+    /// A level whose first read answers what it held when the read began,
+    /// once its gate opens.
+    final class HeldFirstReadLevel: CacheLevel {
+        let store = MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        let gate = Gate()
+        let first = Atomic<Bool>(true)
+        var name: String { "held" }
+        func getIfPresent(_ key: String) async throws -> String? {
+            let value = try await store.getIfPresent(key)
+            if first.exchange(false, ordering: .relaxed) { try await gate.wait() }
+            return value
+        }
+        func set(_ value: String, forKey key: String) async throws { try await store.set(value, forKey: key) }
+        func remove(_ key: String) async throws { try await store.remove(key) }
+        func clear() async { await store.clear() }
+        func onMemoryWarning() async {}
+    }
+}

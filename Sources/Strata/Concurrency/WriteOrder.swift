@@ -188,7 +188,13 @@ final class WriteOrder: Sendable {
         return true
     }
 
+    /// Writes, clears and landings ended so far (any key): a loading get
+    /// that missed looks at the upper level again before it loads only if
+    /// one ended since (what it ended may be there now).
+    let ended = Atomic<UInt64>(0)
+
     private func release(_ stripe: Int) {
+        defer { ended.add(1, ordering: .releasing) }
         let waiters = state.withLock { state in
             state.stripes[stripe].held = false
             state.stripes[stripe].writing = false
@@ -230,6 +236,7 @@ final class WriteOrder: Sendable {
 
     @usableFromInline
     func endClear() {
+        defer { ended.add(1, ordering: .releasing) }
         let waiters = state.withLock { state in
             state.clearing = false
             return state.waiters.resumeAll()

@@ -27,7 +27,9 @@ extension ComposedCache {
         let (entry, cached) = try await loadThrough(key, loaded, consultingNotFound: false)
         if let entry { return (entry, cached) }
         // It joined a load whose loader found nothing: load once more, alone.
-        if let entry = try await loadAlone(key, loaded, flightKey: ReadFlights<Value>.flightKey(key)).entry { return (entry, false) }
+        if let entry = try await loadAlone(key, loaded, flightKey: ReadFlights<Value>.flightKey(key), endedBefore: nil).entry {
+            return (entry, false)
+        }
         return (CacheEntry(value: try await load(key)), false)  // not reached: `loaded` always finds one
     }
 
@@ -43,24 +45,28 @@ extension ComposedCache {
     /// The entry for `key` from the levels (`cached`) or from `load`.
     private func loadThrough(_ key: Key, _ load: @escaping @Sendable (Key) async throws -> Loaded<Value>,
                              consultingNotFound: Bool) async throws -> (entry: CacheEntry<Value>?, cached: Bool) {
+        let endedBefore = order.ended.load(ordering: .acquiring)
         do {
             if let entry = try await entry(forKey: key) { return (entry, true) }
         } catch {
             try Self.rethrowIfCancelled(error)
         }
-        guard let flightKey = ReadFlights<Value>.flightKey(key) else { return (try await loadAlone(key, load, flightKey: nil).entry, false) }
+        guard let flightKey = ReadFlights<Value>.flightKey(key) else {
+            return (try await loadAlone(key, load, flightKey: nil, endedBefore: endedBefore).entry, false)
+        }
         if consultingNotFound && stack.notFound.isNotFound(flightKey, now: stack.clock.now(), order: order) { return (nil, true) }
         do {
             let (entry, _) = try await stack.loads.read(flightKey) {
-                let (entry, startedAt, declined) = try await loadAlone(key, load, flightKey: flightKey)
+                let (entry, startedAt, declined) = try await loadAlone(key, load, flightKey: flightKey, endedBefore: endedBefore)
                 return (entry, startedAt, forJoiners: !declined)
             }
             return (entry, false)
         } catch is ReadFlights<Value>.ReadAgain {
             // The load it joined landed nowhere: a level below holds a newer
             // value, written after the load began, perhaps before this get did.
+            let endedBefore = order.ended.load(ordering: .acquiring)
             if let entry = try? await entry(forKey: key) { return (entry, true) }
-            return (try await loadAlone(key, load, flightKey: flightKey).entry, false)
+            return (try await loadAlone(key, load, flightKey: flightKey, endedBefore: endedBefore).entry, false)
         }
     }
 
@@ -69,14 +75,17 @@ extension ComposedCache {
 
     /// One load of `key`, landed in both levels (or remembered as not found);
     /// `declined`: the lower level declined it (it holds a newer value).
-    private func loadAlone(_ key: Key, _ load: (Key) async throws -> Loaded<Value>, flightKey: FlightKey?)
+    /// `endedBefore`: ``WriteOrder/ended`` before the caller's miss (`nil`: unknown).
+    private func loadAlone(_ key: Key, _ load: (Key) async throws -> Loaded<Value>, flightKey: FlightKey?, endedBefore: UInt64?)
     async throws -> (entry: CacheEntry<Value>?, startedAt: ContinuousClock.Instant, declined: Bool) {
         let ticket = order.beginRead(key)
         let startedAt = ticket?.startedAt ?? ContinuousClock.now
         let clock = stack.clock
-        // A caller that missed before the last load landed, and leads a new
-        // flight after it ended, finds that load's value here.
-        if let entry = try? await upper.entry(forKey: key) { return (entry, startedAt, false) }
+        // A caller that missed before a load or a write through the stack
+        // ended, and leads a new flight after, finds what it wrote here. Only
+        // then: the upper level counts this look as one more get.
+        if endedBefore != order.ended.load(ordering: .acquiring),
+           let entry = try? await upper.entry(forKey: key) { return (entry, startedAt, false) }
         switch try await load(key) {
         case .notFound(let ttl):
             if let ttl, ttl > .zero, let ticket, let flightKey {
