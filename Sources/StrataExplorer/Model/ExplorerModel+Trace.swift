@@ -159,7 +159,9 @@ extension ExplorerModel {
                 // so a replay repeats its counters at any speed.
                 let started = ContinuousClock.now
                 _ = try await pipeline.cache.getIfPresent(key)
-                replay.getLatency.record(ContinuousClock.now - started)
+                let elapsed = ContinuousClock.now - started
+                replay.getLatency.record(elapsed)
+                getLatency.record(elapsed)
                 await pipeline.cache.waitForPendingWrites()
             case .set(let key, let size): try await pipeline.cache.set(Data(repeating: UInt8(ascii: "."), count: size), forKey: key)
             case .remove(let key): try await pipeline.cache.remove(key)

@@ -56,8 +56,19 @@ public final class ExplorerModel: Sendable {
     public static let autoSampling = -1
     public var sampleEvery: Int { sampling.load(ordering: .relaxed) }
 
-    public init(pipeline: Pipeline) {
+    /// How long each get took through the whole pipeline (typed, workload
+    /// or replayed; back-fills not waited for): the comparison's p99.
+    public let getLatency = LatencyHistogram()
+    /// Compare mode: the side (`A`, `B`) each event line starts with, and the
+    /// model whose log this one's events go to (one log for both sides).
+    private let logLabel: String?
+    private let logsTo: ExplorerModel?
+
+    /// `logLabel` and `logsTo`: compare mode (``ComparisonModel``).
+    public init(pipeline: Pipeline, logLabel: String? = nil, logsTo: ExplorerModel? = nil) {
         self.pipeline = pipeline
+        self.logLabel = logLabel
+        self.logsTo = logsTo
         let now = ContinuousClock.now
         state = Mutex(State(history: pipeline.levels.map {
             History(windowStart: now, windowStats: $0.statistics.snapshot(), windowLatency: $0.statistics.getLatency.snapshot())
@@ -210,7 +221,11 @@ public final class ExplorerModel: Sendable {
     // MARK: Log
 
     public func log(_ text: String, isError: Bool = false) {
-        let line = EventLine(time: Self.clockTime(), text: text, isError: isError)
+        let line = EventLine(time: Self.clockTime(), text: logLabel.map { "\($0) \(text)" } ?? text, isError: isError)
+        (logsTo ?? self).append(line)
+    }
+
+    private func append(_ line: EventLine) {
         state.withLock { state in
             state.events.prepend(line)
             if state.events.count > Self.eventLimit { state.events.removeLast() }
@@ -300,36 +315,7 @@ public final class ExplorerModel: Sendable {
         case .record, .recordStop, .replay, .loadTrace:
             return await performTrace(command)
         case .load(let pattern, let keys, let rate, let seconds):
-            stopReplay(replacedBy: "load")
-            let workload = Workload(pattern: pattern, keys: keys, rate: rate, seconds: seconds)
-            let previous = state.withLock { state -> Workload? in
-                defer { state.workload = workload }
-                return state.workload
-            }
-            previous?.stop()
-            if let previous {
-                log("load: replaced the running \(previous.description) after \(previous.completed) gets")
-            }
-            workload.start(on: pipeline.cache, sample: { [weak self] n, key in
-                guard let self else { return false }
-                self.recordRequest(.get(key: key))
-                let setting = self.sampling.load(ordering: .relaxed)
-                let every = setting == Self.autoSampling ? max(1, rate / 2) : setting
-                guard every > 0, n % every == 0 else { return false }
-                await self.sampledGet(key)
-                return true
-            }) { [weak self] in
-                guard let self else { return }
-                let ended = self.state.withLock { state -> Bool in
-                    guard state.workload === workload else { return false }
-                    state.workload = nil
-                    return true
-                }
-                if ended { self.log("load finished: \(workload.completed) gets") }
-            }
-            log("load \(pattern.rawValue) over \(keys) keys at \(rate)/s" + (seconds.map { String(format: " for %.0fs", $0) } ?? ""))
-            return CommandOutcome(previous.map { "workload replaced the running \($0.description) (load stop ends it)" }
-                                  ?? "workload started (load stop ends it)")
+            return startLoad(Workload(pattern: pattern, keys: keys, rate: rate, seconds: seconds))
         case .sample(let every):
             sampling.store(every, ordering: .relaxed)
             return CommandOutcome(every == 0 ? "workload gets are not logged"
@@ -357,31 +343,101 @@ public final class ExplorerModel: Sendable {
             }
             return CommandOutcome("resumed")
         case .reset:
-            let reset = {
-                for level in self.pipeline.levels { level.statistics.reset() }
-                let now = ContinuousClock.now
-                self.state.withLock { state in
-                    state.history = self.pipeline.levels.map {
-                        History(windowStart: now, windowStats: $0.statistics.snapshot(), windowLatency: $0.statistics.getLatency.snapshot())
-                    }
-                    if state.paused { state.frozen = nil; state.paused = false }
-                }
-            }
-            // Under load, no get may straddle the reset (a get counted before
-            // it and answered after it reads as more hits than gets).
-            if let workload = state.withLock({ $0.workload }) {
-                await workload.quiesce(reset)
-            } else if let replay = state.withLock({ $0.replay }) {
-                await replay.quiesce(reset)
-            } else {
-                reset()
-            }
-            log("counters reset")
+            await resetCounters()
             return CommandOutcome("counters reset")
         case .setCapacity, .setTTL, .setPolicy, .reload, .save, .export:
             return performLiveEdit(command)
         case .theme, .hz, .help, .quit:
             return CommandOutcome("")
+        }
+    }
+
+    /// Starts `workload` in place of the running workload or replay, on
+    /// this model's pipeline and on those of `others` (compare mode): one
+    /// key generator, each request sent to every pipeline in turn, so all
+    /// see the same keys in the same order.
+    func startLoad(_ workload: Workload, alongside others: [ExplorerModel] = []) -> CommandOutcome {
+        let models = [self] + others
+        var replaced: Workload?
+        for model in models {
+            model.stopReplay(replacedBy: "load")
+            let previous = model.state.withLock { state -> Workload? in
+                defer { state.workload = workload }
+                return state.workload
+            }
+            previous?.stop()
+            if let previous {
+                replaced = replaced ?? previous
+                model.log("load: replaced the running \(previous.description) after \(previous.completed) gets")
+            }
+        }
+        workload.start(request: { n, key in
+            guard !others.isEmpty else { return await self.workloadGet(n, key, rate: workload.rate) }
+            // Compared: a request sent to one pipeline is sent to every one,
+            // even if `load stop` comes between (its own task is not cancelled).
+            await Task {
+                for model in models { await model.workloadGet(n, key, rate: workload.rate) }
+            }.value
+        }, onFinish: {
+            for model in models {
+                let ended = model.state.withLock { state -> Bool in
+                    guard state.workload === workload else { return false }
+                    state.workload = nil
+                    return true
+                }
+                if ended { model.log("load finished: \(workload.completed) gets") }
+            }
+        })
+        let seconds = workload.seconds.map { String(format: " for %.0fs", $0) } ?? ""
+        for model in models {
+            model.log("load \(workload.pattern.rawValue) over \(workload.keys) keys at \(workload.rate)/s" + seconds)
+        }
+        return CommandOutcome(replaced.map { "workload replaced the running \($0.description) (load stop ends it)" }
+                              ?? "workload started (load stop ends it)")
+    }
+
+    /// One workload get: recorded if a recording is under way, timed, and
+    /// logged with its path when it is one of the sampled ones.
+    private func workloadGet(_ n: Int, _ key: String, rate: Int) async {
+        recordRequest(.get(key: key))
+        let setting = sampling.load(ordering: .relaxed)
+        let every = setting == Self.autoSampling ? max(1, rate / 2) : setting
+        if every > 0, n % every == 0 {
+            await sampledGet(key)
+            return
+        }
+        let started = ContinuousClock.now
+        _ = try? await pipeline.cache.getIfPresent(key)
+        getLatency.record(ContinuousClock.now - started)
+    }
+
+    /// Zeroes the counters of this model and of `others` (compare mode) at
+    /// one moment: under load, no get may straddle the reset (a get counted
+    /// before it and answered after it reads as more hits than gets).
+    func resetCounters(alongside others: [ExplorerModel] = []) async {
+        let models = [self] + others
+        let reset = {
+            for model in models { model.zeroCounters() }
+        }
+        if let workload = state.withLock({ $0.workload }) {
+            await workload.quiesce(reset)
+        } else if let replay = state.withLock({ $0.replay }) {
+            await replay.quiesce(reset)
+        } else {
+            reset()
+        }
+        for model in models { model.log("counters reset") }
+    }
+
+    private func zeroCounters() {
+        for level in pipeline.levels { level.statistics.reset() }
+        getLatency.reset()
+        let now = ContinuousClock.now
+        state.withLock { state in
+            state.history = pipeline.levels.map {
+                History(windowStart: now, windowStats: $0.statistics.snapshot(), windowLatency: $0.statistics.getLatency.snapshot())
+            }
+            if state.paused { state.frozen = nil; state.paused = false }
         }
     }
 
@@ -397,7 +453,9 @@ public final class ExplorerModel: Sendable {
     private func sampledGet(_ key: String) async {
         let trace = RequestTrace()
         do {
+            let started = ContinuousClock.now
             let value = try await trace.record { try await pipeline.cache.getIfPresent(key) }
+            getLatency.record(ContinuousClock.now - started)
             let forward = trace.events.filter { !$0.isBackfill }
             if value != nil {
                 let above = forward.filter { $0.outcome != .hit && $0.outcome != .refreshStarted }.count
@@ -421,6 +479,7 @@ public final class ExplorerModel: Sendable {
             return CommandOutcome("get \(key) failed: \(error)", isError: true)
         }
         let elapsed = ContinuousClock.now - started
+        getLatency.record(elapsed)
         // Back-fills finish after the get: wait (briefly) for each level above
         // the hit, or until no back-fill is in flight: one its composition
         // dropped (a change reported since the read began, or a level below

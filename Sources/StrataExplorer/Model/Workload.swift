@@ -77,12 +77,24 @@ public final class Workload: Sendable {
     public func start(on cache: BasicCache<String, Data>,
                       sample: (@Sendable (_ n: Int, _ key: String) async -> Bool)? = nil,
                       onFinish: @escaping @Sendable () -> Void) {
+        start(request: { n, key in
+            if let sample, await sample(n, key) { return }  // sampled: the get was made (and logged) by `sample`
+            _ = try? await cache.getIfPresent(key)
+        }, onFinish: onFinish)
+    }
+
+    /// Starts sending requests: `request(n, key)` makes request `n` for
+    /// `key` (to one pipeline, or in turn to each of those compared: one
+    /// generator, so every pipeline sees the same keys); `onFinish` runs when
+    /// the workload ends by itself.
+    public func start(request: @escaping @Sendable (_ n: Int, _ key: String) async -> Void,
+                      onFinish: @escaping @Sendable () -> Void) {
         let streams = generators()
         background.start {
             self.startedAt.withLock { $0 = .now }
             await withTaskGroup(of: Void.self) { group in
                 for generator in streams {
-                    group.addTask { await self.run(generator, cache: cache, sample: sample) }
+                    group.addTask { await self.run(generator, request: request) }
                 }
             }
             if !Task.isCancelled { onFinish() }
@@ -101,8 +113,7 @@ public final class Workload: Sendable {
         await background.quiesce(timeout: timeout, body)
     }
 
-    private func run(_ generator: KeyGenerator, cache: BasicCache<String, Data>,
-                     sample: (@Sendable (Int, String) async -> Bool)?) async {
+    private func run(_ generator: KeyGenerator, request: @Sendable (Int, String) async -> Void) async {
         var generator = generator
         let interval = 1.0 / Double(rate)
         while !Task.isCancelled {
@@ -117,11 +128,7 @@ public final class Workload: Sendable {
             }
             let key = "key:\(generator.index(forRequest: n))"
             guard await gate.enter() else { return }
-            if let sample, await sample(n, key) {
-                // sampled: the get was made (and logged) by `sample`
-            } else {
-                _ = try? await cache.getIfPresent(key)
-            }
+            await request(n, key)
             gate.leave()
             completedCount.add(1, ordering: .relaxed)
         }
