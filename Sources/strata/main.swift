@@ -136,6 +136,9 @@ struct Explore: AsyncParsableCommand {
     @Flag(help: "Leave the mouse to the terminal (by default a click focuses a pane and the wheel scrolls the log).")
     var noMouse = false
 
+    @Option(help: "A second pipeline file (B; --config is A): every command and workload goes to both, shown side by side.")
+    var compare: String?
+
     func validate() throws {
         guard (1...60).contains(hz) else { throw ValidationError("--hz must be from 1 to 60") }
     }
@@ -150,11 +153,22 @@ struct Explore: AsyncParsableCommand {
         let spec: PipelineSpec
         let chosenTheme: Theme
         let model: ExplorerModel
+        var comparison: ComparisonModel?
         do {
             if let logFile { try LogRouter.shared.addLogFile(path: logFile) }
             spec = try pipeline.loadPipeline(paths: paths)
+            let other = try compare.map { try PipelineFile.load(path: $0) }
             chosenTheme = try Theme.load(theme, directories: [paths.themesDirectory])
-            model = ExplorerModel(pipeline: try Pipeline(spec, readOnly: pipeline.readonly))
+            let built = try Pipeline(spec, readOnly: pipeline.readonly)
+            if let other, let compare {
+                let second: Pipeline
+                do { second = try Pipeline(other, readOnly: pipeline.readonly) } catch {
+                    await built.shutdown()  // its directories deleted before the error is shown
+                    throw error
+                }
+                comparison = ComparisonModel(pipelineA: built, pipelineB: second, fileA: pipeline.config ?? spec.name, fileB: compare)
+            }
+            model = comparison?.a ?? ExplorerModel(pipeline: built)
         } catch {
             fail("\(error)")
         }
@@ -163,9 +177,9 @@ struct Explore: AsyncParsableCommand {
         do {
             app = try ExplorerApp(model: model, theme: chosenTheme, themeDirectories: [paths.themesDirectory],
                                   hz: hz, noColor: noColor, forceASCII: ascii,
-                                  historyFile: HistoryFile(path: paths.historyFile), mouse: !noMouse)
+                                  historyFile: HistoryFile(path: paths.historyFile), mouse: !noMouse, comparison: comparison)
         } catch {
-            await model.shutdown()
+            if let comparison { await comparison.shutdown() } else { await model.shutdown() }
             fail("\(error)")
         }
         let status: Int32 = await withCheckedContinuation { continuation in

@@ -205,6 +205,21 @@ import Glibc
         }
     }
 
+    /// A tmux server with `strata ARGUMENTS` running in session `ui` at
+    /// `width`x`height` (UTF-8, xterm-256color), its screen up once `ready`
+    /// holds; nil (and the test failed) when tmux is not installed.
+    static func launch(_ arguments: String, width: Int = 120, height: Int = 40,
+                       ready: (String) -> Bool = { $0.contains("events") }) async throws -> (Tmux, String)? {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") else {
+            Issue.record("tmux is not installed: run `make test` (scripts/setup.sh installs it)")
+            return nil
+        }
+        let tmux = Tmux()
+        try tmux("new-session", "-d", "-s", "ui", "-x", "\(width)", "-y", "\(height)",
+                 "env TERM=xterm-256color LC_ALL=C.UTF-8 \(binary) \(arguments); sleep 30")
+        return (tmux, await tmux.waitFor(15, ready))
+    }
+
     /// The three content lines of a level's pane.
     static func pane(_ name: String, in screen: String) -> String {
         let lines = screen.components(separatedBy: "\n")
@@ -213,17 +228,11 @@ import Glibc
     }
 
     @Test func liveExplorerInTmux() async throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") else {
-            Issue.record("tmux is not installed: run `make test` (scripts/setup.sh installs it)")
-            return
-        }
         let config = try Self.quickConfig()
         defer { try? FileManager.default.removeItem(atPath: config) }
-        let tmux = Tmux()
+        guard case let (tmux, ready)? = try await Self.launch("--config \(config)", ready: { $0.contains("events") && $0.contains("╭─ L1") })
+        else { return }
         defer { _ = try? tmux("kill-server") }
-        try tmux("new-session", "-d", "-s", "ui", "-x", "120", "-y", "40",
-                 "env TERM=xterm-256color LC_ALL=C.UTF-8 \(Self.binary) --config \(config); sleep 30")
-        let ready = await tmux.waitFor { $0.contains("events") && $0.contains("╭─ L1") }
         #expect(ready.contains("strata · e2e"), "screen:\n\(ready)")
 
         try tmux("send-keys", "-t", "ui", ":get user:7", "Enter")

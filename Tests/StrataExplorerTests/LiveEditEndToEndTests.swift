@@ -11,17 +11,12 @@ import Testing
     }
 
     @Test func aCapacityAndATTLEditedLiveShowInThePane() async throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") else {
-            Issue.record("tmux is not installed: run `make test` (scripts/setup.sh installs it)")
-            return
-        }
         let config = try Self.config()
         defer { try? FileManager.default.removeItem(atPath: config) }
-        let tmux = EndToEndTests.Tmux()
+        guard case let (tmux, ready)? = try await EndToEndTests.launch("--config \(config)", width: 140,
+                                                                 ready: { $0.contains("events") && $0.contains("╭─ L1") })
+        else { return }
         defer { _ = try? tmux("kill-server") }
-        try tmux("new-session", "-d", "-s", "ui", "-x", "140", "-y", "40",
-                 "env TERM=xterm-256color LC_ALL=C.UTF-8 \(EndToEndTests.binary) --config \(config); sleep 30")
-        let ready = await tmux.waitFor { $0.contains("events") && $0.contains("╭─ L1") }
         #expect(ready.contains("strata · live"), "screen:\n\(ready)")
 
         // 40 keys in L1, then a limit of 10.

@@ -8,6 +8,8 @@ import Foundation
 @MainActor
 public final class ExplorerApp {
     let model: ExplorerModel
+    /// Compare mode: both sides (`model` is side A); every command goes to both.
+    let comparison: ComparisonModel?
     let backend: NcursesBackend
     let renderer: Renderer
     var input = InputController()
@@ -28,8 +30,10 @@ public final class ExplorerApp {
     let inspectorFeed: InspectorFeed
 
     public init(model: ExplorerModel, theme: Theme, themeDirectories: [String], hz: Int,
-                noColor: Bool, forceASCII: Bool, historyFile: HistoryFile? = nil, mouse: Bool = true) throws {
-        self.model = model
+                noColor: Bool, forceASCII: Bool, historyFile: HistoryFile? = nil, mouse: Bool = true,
+                comparison: ComparisonModel? = nil) throws {
+        self.model = comparison?.a ?? model
+        self.comparison = comparison
         self.inspectorFeed = InspectorFeed(pipeline: model.pipeline)
         self.historyFile = historyFile
         input = InputController(history: historyFile?.load() ?? [])
@@ -49,7 +53,8 @@ public final class ExplorerApp {
     /// Starts the loop; `onExit` runs (on the main queue) after the terminal is restored.
     public func start(onExit: @escaping @MainActor (Int32) -> Void) {
         self.onExit = onExit
-        model.setStatus(CommandOutcome("\(model.pipeline.levels.count) levels ready; : for commands, ? for help"))
+        model.setStatus(CommandOutcome(comparison == nil ? "\(model.pipeline.levels.count) levels ready; : for commands, ? for help"
+                                       : "comparing A and B: every command goes to both; : for commands, ? for help"))
         let source = DispatchSource.makeReadSource(fileDescriptor: 0, queue: .main)
         source.setEventHandler { MainActor.assumeIsolated { self.frame(tick: false) } }
         source.resume()
@@ -93,7 +98,9 @@ public final class ExplorerApp {
             for action in input.handle(key) { perform(action) }
             if timer == nil { return }  // quit
         }
-        if tick { model.tick() }
+        if tick {
+            if let comparison { comparison.tick() } else { model.tick() }
+        }
         paint()
         if handled == Self.keysPerFrame && !continuationScheduled {
             continuationScheduled = true
@@ -109,7 +116,8 @@ public final class ExplorerApp {
     func paint() {
         let size = backend.size
         input.clampHelpScroll(to: Renderer.helpMaxScroll(height: size.height))
-        let state = Self.viewState(model: model, input: &input, hz: hz, theme: theme.name, height: size.height, feed: inspectorFeed)
+        let state = Self.viewState(model: model, input: &input, hz: hz, theme: theme.name, height: size.height, feed: inspectorFeed,
+                                   comparison: comparison)
         // The screen is a function of the state: an unchanged state (an idle
         // pipeline between its once-a-second rate updates) is not redrawn.
         if !forceRedraw, let last = lastFrame, last.state == state, last.width == size.width, last.height == size.height {
@@ -139,20 +147,22 @@ public final class ExplorerApp {
     /// What the screen shows, from the model and the input state (the event
     /// filter applied, the selection kept within the events shown).
     static func viewState(model: ExplorerModel, input: inout InputController, hz: Int, theme: String, height: Int,
-                          feed: InspectorFeed? = nil) -> ViewState {
+                          feed: InspectorFeed? = nil, comparison: ComparisonModel? = nil) -> ViewState {
         let all = model.events
         let events = EventFilter.apply(input.eventFilter, to: all)
         input.clampEventSelection(to: events.count)
         let inspector = feed.flatMap { inspectorView(feed: $0, model: model, input: &input) }
         return ViewState(
-            title: model.pipeline.spec.name + (model.pipeline.isReadOnly ? " (read-only)" : ""), panes: model.panes(), events: events, status: model.status,
+            title: (comparison?.title ?? model.pipeline.spec.name) + (model.pipeline.isReadOnly ? " (read-only)" : ""),
+            panes: model.panes(), events: events, status: model.status,
             commandLine: input.commandLine, commandCursor: input.commandCursor, showHelp: input.showHelp,
             helpScroll: input.helpScroll, paused: model.isPaused, hz: hz, workload: model.workloadDescription, theme: theme,
             focus: input.focus, zoomed: input.zoomed, compact: input.compact, eventSelection: input.eventSelection, eventFilter: input.eventFilter,
             eventTotal: all.count, filterLine: input.filterLine?.text ?? input.inspector?.filterLine?.text,
             filterCursor: (input.filterLine ?? input.inspector?.filterLine)?.charactersAfterCursor ?? 0,
             detail: input.showDetail && input.eventSelection < events.count ? events[input.eventSelection] : nil,
-            resilience: model.resilienceSummary, inspector: inspector, recording: model.recordingDescription
+            resilience: model.resilienceSummary, inspector: inspector, recording: model.recordingDescription,
+            comparison: comparison?.view()
         )
     }
 
@@ -225,6 +235,10 @@ public final class ExplorerApp {
         case .pause where model.isPaused:
             run(.resume)
         default:
+            if let comparison {
+                Task.detached { await comparison.execute(command) }
+                return
+            }
             let model = self.model
             Task.detached { await model.execute(command) }
         }
@@ -243,9 +257,9 @@ public final class ExplorerApp {
         backend.shutdown()
         LogRouter.shared.route(to: nil)
         historyFile?.save(input.history)
-        let model = self.model
+        let model = self.model, comparison = self.comparison
         Task {
-            await model.shutdown()
+            if let comparison { await comparison.shutdown() } else { await model.shutdown() }
             onExit(status)
         }
     }

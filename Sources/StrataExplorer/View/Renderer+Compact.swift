@@ -3,21 +3,31 @@ extension Renderer {
     /// Draws the levels box, at most `maximumHeight` rows, scrolled so the
     /// focused level is in it; returns the rows used.
     func drawCompactLevels(_ state: ViewState, y: Int, maximumHeight: Int, into buffer: inout CellBuffer) -> Int {
-        let height = min(state.panes.count + 2, maximumHeight)
-        guard height >= 3 else { return 0 }
-        let rows = height - 2
         var focusedIndex: Int?
         if case .level(let index) = state.focus { focusedIndex = index }
+        return drawLevelLines(state.panes, title: [("levels", .label), (" one line each (v: panes)", .dim)],
+                              focus: focusedIndex, y: y, maximumHeight: maximumHeight, into: &buffer)
+    }
+
+    /// Draws `panes` one line each in a box titled `title`, at most
+    /// `maximumHeight` rows, scrolled so the level at `focus` is in it
+    /// (`focusable`: a click on a line focuses that level); `counts`: gets and
+    /// hits as totals rather than a rate (compare mode). Returns the rows used.
+    func drawLevelLines(_ panes: [PaneState], title: [(String, Role)], focus focusedIndex: Int?, focusable: Bool = true, counts: Bool = false,
+                        y: Int, maximumHeight: Int, into buffer: inout CellBuffer) -> Int {
+        let height = min(panes.count + 2, maximumHeight)
+        guard height >= 3 else { return 0 }
+        let rows = height - 2
         let first = focusedIndex.map { $0 >= rows ? $0 - rows + 1 : 0 } ?? 0
         let focused = focusedIndex != nil
-        var title: [(String, Role)] = [("levels", .label), (" one line each (v: panes)", .dim)]
-        if state.panes.count > rows { title.append((" · \(first + 1)-\(first + rows) of \(state.panes.count)", .dim)) }
+        var title = title
+        if panes.count > rows { title.append((" · \(first + 1)-\(first + rows) of \(panes.count)", .dim)) }
         buffer.box(x: 0, y: y, width: buffer.width, height: height, title: title,
                    glyphs: focused ? focusedGlyphs : glyphs, role: focused ? .focus : .border)
-        let nameWidth = min(16, state.panes.map { TextWidth.of($0.name) }.max() ?? 0)
-        for (row, (index, pane)) in state.panes.enumerated().dropFirst(first).prefix(rows).enumerated() {
+        let nameWidth = min(16, panes.map { TextWidth.of($0.name) }.max() ?? 0)
+        for (row, (index, pane)) in panes.enumerated().dropFirst(first).prefix(rows).enumerated() {
             let lineY = y + 1 + row
-            buffer.regions.append(.init(focus: .level(index), rows: lineY..<(lineY + 1)))
+            if focusable { buffer.regions.append(.init(focus: .level(index), rows: lineY..<(lineY + 1))) }
             if index == focusedIndex { buffer.put("›", x: 1, y: lineY, role: .focus) }
             buffer.put(pane.name, x: 2, y: lineY, role: .label, limit: nameWidth, ellipsis: true)
             var line = Line(buffer: buffer, x: 3 + nameWidth, y: lineY, limit: buffer.width - 5 - nameWidth)
@@ -28,7 +38,12 @@ extension Renderer {
                 line.text(on ? "[\(number)on]  " : "[\(number)OFF]  ", on ? .toggleOn : .toggleOff)
             }
             line.pair("hit", answered == 0 ? "-" : String(format: "%.1f%%", s.hitRatio * 100), ratioRole(s))
-            line.pair("gets/s", Units.count(pane.getsPerSecond), .value)
+            if counts {
+                line.pair("gets", Units.count(Double(s.gets)), .value)
+                line.pair("hits", Units.count(Double(s.hits)), .hit)
+            } else {
+                line.pair("gets/s", Units.count(pane.getsPerSecond), .value)
+            }
             if s.errors + s.setErrors > 0 { line.pair("errors", Units.count(Double(s.errors + s.setErrors)), .error) }
             line.pair("p99", Units.latency(s.getP99), .value)
             if let entries = pane.entries {

@@ -47,6 +47,8 @@ public struct Renderer: Sendable {
         }
         if state.zoomed && state.focus == .events {
             // The log alone.
+        } else if let comparison = state.comparison {
+            y += drawComparison(state, comparison, top: y, bottom: middleBottom, into: &buffer)
         } else if let zoomedLevel {
             drawPane(state.panes[zoomedLevel], y: y, focused: true, into: &buffer)
             buffer.regions.append(.init(focus: .level(zoomedLevel), rows: y..<(y + Self.paneHeight)))
@@ -108,7 +110,10 @@ public struct Renderer: Sendable {
         buffer.put(right, x: buffer.width - rightWidth, y: 0, role: .title)
     }
 
-    func drawPane(_ pane: PaneState, y: Int, focused: Bool = false, into buffer: inout CellBuffer) {
+    /// Draws a level's pane at (`x`, `y`), `width` columns wide (default: the whole row).
+    func drawPane(_ pane: PaneState, x left: Int = 0, y: Int, width paneWidth: Int? = nil, focused: Bool = false,
+                  into buffer: inout CellBuffer) {
+        let paneWidth = paneWidth ?? buffer.width
         // "origin · origin · pooled" reads badly: skip the kind when it is the name.
         let summary = pane.summary.hasPrefix(pane.name + " · ") ? String(pane.summary.dropFirst(pane.name.count + 3))
             : (pane.summary == pane.name ? "" : pane.summary)
@@ -122,20 +127,20 @@ public struct Renderer: Sendable {
         if pane.lastError != nil && pane.stats.errors + pane.stats.setErrors + pane.stats.backfillFailures > 0 {
             title.append((unicode ? " ⚠" : " !", .error))
         }
-        buffer.box(x: 0, y: y, width: buffer.width, height: Self.paneHeight, title: title,
+        buffer.box(x: left, y: y, width: paneWidth, height: Self.paneHeight, title: title,
                    glyphs: focused ? focusedGlyphs : glyphs, role: focused ? .focus : .border)
-        let inner = buffer.width - 4
+        let inner = paneWidth - 4
         let s = pane.stats
-        var line = Line(buffer: buffer, x: 2, y: y + 1, limit: inner)
+        var line = Line(buffer: buffer, x: left + 2, y: y + 1, limit: inner)
         line.pair("gets", Units.count(Double(s.gets)), .value)
         line.pair("hits", Units.count(Double(s.hits)), .hit)
         line.pair("misses", Units.count(Double(s.misses)), .miss)
         line.pair("hit", s.requests == 0 ? "-" : String(format: "%.1f%%", s.hitRatio * 100), ratioRole(s))
         let spark = sparkline(pane.sparkline, width: min(30, max(0, inner - line.used - 2)))
         buffer = line.buffer
-        if !spark.isEmpty { buffer.put(spark, x: 2 + inner - TextWidth.of(spark), y: y + 1, role: .sparkline) }
+        if !spark.isEmpty { buffer.put(spark, x: left + 2 + inner - TextWidth.of(spark), y: y + 1, role: .sparkline) }
 
-        line = Line(buffer: buffer, x: 2, y: y + 2, limit: inner)
+        line = Line(buffer: buffer, x: left + 2, y: y + 2, limit: inner)
         line.pair("sets", Units.count(Double(s.sets)), .value)
         line.pair("rm", Units.count(Double(s.removes)), .value)
         if s.invalidations > 0 { line.pair("inv", Units.count(Double(s.invalidations)), .value) }
@@ -146,7 +151,7 @@ public struct Renderer: Sendable {
         line.pair("p99", Units.latency(s.getP99), .value)
         buffer = line.buffer
 
-        line = Line(buffer: buffer, x: 2, y: y + 3, limit: inner)
+        line = Line(buffer: buffer, x: left + 2, y: y + 3, limit: inner)
         if let entries = pane.entries {
             line.pair("entries", "\(entries)" + (pane.countLimit.map { "/\($0)" } ?? ""), .value)
         }
@@ -167,7 +172,7 @@ public struct Renderer: Sendable {
             let text = bar + String(format: " %3.0f%%", min(1, full) * 100)
             let width = TextWidth.of(text)
             if line.used + width + 2 <= inner {
-                buffer.put(text, x: 2 + inner - width, y: y + 3, role: full >= 0.95 ? .miss : .sparkline)
+                buffer.put(text, x: left + 2 + inner - width, y: y + 3, role: full >= 0.95 ? .miss : .sparkline)
             }
         }
     }
@@ -285,6 +290,8 @@ public struct Renderer: Sendable {
         var lines: [(String, String)] = KeyHelp.keys.map { ($0.key, $0.meaning) }
         lines.append(("", ""))
         lines.append(contentsOf: Command.reference.map { (":" + $0.syntax, $0.meaning) })
+        lines.append(("", ""))
+        lines.append(contentsOf: compareHelp)
         return lines
     }
 

@@ -36,13 +36,17 @@ public struct ViewState: Equatable, Sendable {
     public var detail: EventLine?
     /// The key inspector, while it is open (it takes the panes' and the log's rows).
     public var inspector: InspectorView?
+    /// Compare mode: B's panes and the comparison strip (`panes` are A's).
+    public var comparison: ComparisonView?
 
     public init(title: String, panes: [PaneState], events: [EventLine] = [], status: CommandOutcome = CommandOutcome(""),
                 commandLine: String? = nil, commandCursor: Int = 0, showHelp: Bool = false, helpScroll: Int = 0, paused: Bool = false, hz: Int = 10,
                 workload: String? = nil, theme: String = "default", focus: Focus? = nil, zoomed: Bool = false, compact: Bool = false,
                 eventSelection: Int = 0, eventFilter: String? = nil, eventTotal: Int? = nil, filterLine: String? = nil,
-                filterCursor: Int = 0, detail: EventLine? = nil, resilience: String? = nil, inspector: InspectorView? = nil, recording: String? = nil) {
+                filterCursor: Int = 0, detail: EventLine? = nil, resilience: String? = nil, inspector: InspectorView? = nil, recording: String? = nil,
+                comparison: ComparisonView? = nil) {
         self.inspector = inspector
+        self.comparison = comparison
         self.recording = recording
         self.title = title
         self.resilience = resilience

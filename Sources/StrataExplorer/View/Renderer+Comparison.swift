@@ -1,0 +1,66 @@
+/// Compare mode (`strata --config A --compare B`): both sides' levels, then
+/// the comparison strip, above the event log.
+extension Renderer {
+    /// The narrowest terminal that shows the two sides' panes side by side;
+    /// a narrower one (or `v`) shows a table per side, one line per level.
+    public static let comparePanesWidth = 120
+
+    /// Rows the event log keeps under the comparison, at least.
+    static let compareMinimumLog = 3
+
+    /// Help lines for compare mode.
+    static let compareHelp: [(String, String)] = [
+        ("strata --config A --compare B", "compare mode: every command and workload goes to A and B"),
+        ("set-capacity B:L1 64", "compare mode: live edits, save and export take a side"),
+        ("clear A:L1 · toggle B:NAME", "compare mode: one side; a plain name acts on both"),
+    ]
+
+    /// Draws both sides and the strip from row `top`, above `bottom`
+    /// (exclusive); returns the rows used.
+    func drawComparison(_ state: ViewState, _ comparison: ComparisonView, top: Int, bottom: Int,
+                        into buffer: inout CellBuffer) -> Int {
+        let stripHeight = comparison.rows.count + 2
+        let available = bottom - top
+        var focusedIndex: Int?
+        if case .level(let index) = state.focus, index < state.panes.count { focusedIndex = index }
+        var y = top
+        let deepest = max(state.panes.count, comparison.panesB.count)
+        if !state.compact, buffer.width >= Self.comparePanesWidth,
+           1 + deepest * Self.paneHeight + stripHeight + Self.compareMinimumLog <= available {
+            let half = buffer.width / 2
+            buffer.put(" " + comparison.labelA, x: 0, y: y, role: .label, limit: half - 1, ellipsis: true)
+            buffer.put(" " + comparison.labelB, x: half, y: y, role: .label, limit: buffer.width - half - 1, ellipsis: true)
+            y += 1
+            for (index, pane) in state.panes.enumerated() {
+                let paneY = y + index * Self.paneHeight
+                drawPane(pane, x: 0, y: paneY, width: half, focused: focusedIndex == index, into: &buffer)
+                buffer.regions.append(.init(focus: .level(index), rows: paneY..<(paneY + Self.paneHeight)))
+            }
+            for (index, pane) in comparison.panesB.enumerated() {
+                drawPane(pane, x: half, y: y + index * Self.paneHeight, width: buffer.width - half, into: &buffer)
+            }
+            y += deepest * Self.paneHeight
+        } else {
+            let room = max(3, (available - stripHeight - Self.compareMinimumLog) / 2)
+            y += drawLevelLines(state.panes, title: [(comparison.labelA, .label)], focus: focusedIndex, counts: true,
+                                y: y, maximumHeight: room, into: &buffer)
+            y += drawLevelLines(comparison.panesB, title: [(comparison.labelB, .label)], focus: nil, focusable: false,
+                                counts: true, y: y, maximumHeight: room, into: &buffer)
+        }
+        y += drawStrip(comparison.rows, y: y, maximumHeight: bottom - y - 1, into: &buffer)
+        return y - top
+    }
+
+    /// The comparison strip: a header row, then one row per figure (what, A,
+    /// B, B − A), aligned; returns the rows used (none when under 3 fit).
+    func drawStrip(_ rows: [[String]], y: Int, maximumHeight: Int, into buffer: inout CellBuffer) -> Int {
+        let height = min(rows.count + 2, maximumHeight)
+        guard height >= 3 else { return 0 }
+        buffer.box(x: 0, y: y, width: buffer.width, height: height, title: [("comparison", .label), (" B - A", .dim)],
+                   glyphs: glyphs, role: .border)
+        for (row, line) in ScriptRunner.aligned(rows).prefix(height - 2).enumerated() {
+            buffer.put(line, x: 2, y: y + 1 + row, role: row == 0 ? .dim : .value, limit: buffer.width - 4, ellipsis: true)
+        }
+        return height
+    }
+}
