@@ -55,6 +55,22 @@ import Testing
         #expect(!gone.contains("comparison") && !gone.contains("╭─"), "the explorer left and gave the terminal back:\n\(gone)")
     }
 
+    /// A second file that cannot be read is one line naming it (status 2),
+    /// before any terminal is needed; a misspelt field names its line.
+    @Test func aBadSecondFileIsOneLine() async throws {
+        let directory = TemporaryDirectory("strata-compare-bad")
+        defer { directory.remove() }
+        let a = directory.path + "/a.yaml", bad = directory.path + "/bad.yaml"
+        try ComparisonModelTests.file("small", count: 10).write(toFile: a, atomically: true, encoding: .utf8)
+        try ComparisonModelTests.file("bad", count: 10).replacingOccurrences(of: "policy: lru", with: "polcy: lru")
+            .write(toFile: bad, atomically: true, encoding: .utf8)
+        let missing = try await EndToEndTests.run(["--config", a, "--compare", directory.path + "/none.yaml"])
+        #expect(missing.status == 2 && missing.stderr.hasPrefix("strata: error: \(directory.path)/none.yaml"), "\(missing.stderr)")
+        #expect(missing.stderr.split(separator: "\n").count == 1, "\(missing.stderr)")
+        let misspelt = try await EndToEndTests.run(["--config", a, "--compare", bad])
+        #expect(misspelt.status == 2 && misspelt.stderr.hasPrefix("strata: error: \(bad):7"), "\(misspelt.stderr)")
+    }
+
     /// Gets and hits of A's first pane (left) and B's (right), from the first row that has both.
     static func l1(in screen: String) -> (aGets: Int, aHits: Int, bGets: Int, bHits: Int)? {
         for line in screen.components(separatedBy: "\n") {

@@ -54,18 +54,7 @@ import Testing
         defer { directory.remove() }
         func pipeline(_ name: String, count: Int) throws -> String {
             let path = directory.path + "/\(name).yaml"
-            try """
-            name: \(name)
-            levels:
-              - name: L1
-                kind: memory
-                capacity: 1MiB
-                count: \(count)
-                policy: lru
-              - name: origin
-                kind: origin
-                latency: 0ms
-            """.write(toFile: path, atomically: true, encoding: .utf8)
+            try ComparisonModelTests.file(name, count: count).write(toFile: path, atomically: true, encoding: .utf8)
             return path
         }
         let a = try pipeline("small", count: 2), b = try pipeline("big", count: 3)

@@ -29,16 +29,17 @@ public final class ExplorerApp {
     /// The key inspector's listings and previews.
     let inspectorFeed: InspectorFeed
 
+    /// `comparison`: compare mode (`strata --compare`); its side A is the model shown and inspected.
     public init(model: ExplorerModel, theme: Theme, themeDirectories: [String], hz: Int,
                 noColor: Bool, forceASCII: Bool, historyFile: HistoryFile? = nil, mouse: Bool = true,
                 comparison: ComparisonModel? = nil) throws {
         self.model = comparison?.a ?? model
         self.comparison = comparison
-        self.inspectorFeed = InspectorFeed(pipeline: model.pipeline)
+        self.inspectorFeed = InspectorFeed(pipeline: self.model.pipeline)
         self.historyFile = historyFile
         input = InputController(history: historyFile?.load() ?? [])
-        input.completion = Completion(levels: model.pipeline.levels.map(\.spec.name),
-                                      toggles: model.pipeline.toggles.map(\.name),
+        input.completion = Completion(levels: self.model.pipeline.levels.map(\.spec.name),
+                                      toggles: self.model.pipeline.toggles.map(\.name),
                                       themes: Array(Set(Theme.builtinNames + themeDirectories.flatMap(Theme.userThemeNames))).sorted())
         self.backend = try NcursesBackend(noColor: noColor, forceASCII: forceASCII, mouse: mouse)
         self.renderer = Renderer(unicode: backend.unicode)
