@@ -3,8 +3,9 @@ import Foundation
 /// The explorer's compare mode (`strata --config A --compare B`): two
 /// pipelines, every command sent to both in the same order, one event log.
 ///
-/// A workload is one key generator feeding both (each request goes to A,
-/// then to B), so the two see the same keys in the same order; a replay is
+/// A workload is one key generator feeding both (each request goes to
+/// both, the worker waiting for both), so the two see the same keys, in the
+/// same order when it has one worker (below 100/s); a replay is
 /// the same trace read by each, request by request. Commands that change
 /// one level's configuration or write a file take a side: `set-capacity
 /// B:L1 64`, `save A:a.yaml`. `clear` and `toggle` take one too, or act on

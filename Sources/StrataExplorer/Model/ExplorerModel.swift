@@ -354,8 +354,10 @@ public final class ExplorerModel: Sendable {
 
     /// Starts `workload` in place of the running workload or replay, on
     /// this model's pipeline and on those of `others` (compare mode): one
-    /// key generator, each request sent to every pipeline in turn, so all
-    /// see the same keys in the same order.
+    /// key generator, each request sent to every pipeline, so all see the
+    /// same keys (in the same order when the workload has one worker, below
+    /// 100/s; with more, the gets in flight together may reach each pipeline
+    /// in another order, as they may reach one pipeline run to run).
     func startLoad(_ workload: Workload, alongside others: [ExplorerModel] = []) -> CommandOutcome {
         let models = [self] + others
         var replaced: Workload?
@@ -373,10 +375,14 @@ public final class ExplorerModel: Sendable {
         }
         workload.start(request: { n, key in
             guard !others.isEmpty else { return await self.workloadGet(n, key, rate: workload.rate) }
-            // Compared: a request sent to one pipeline is sent to every one,
-            // even if `load stop` comes between (its own task is not cancelled).
+            // Compared: every pipeline at once (a slow one does not halve the
+            // rate), the worker waiting for all before its next key; and a
+            // request sent to one is sent to every one, even if `load stop`
+            // comes between (its own task is not cancelled).
             await Task {
-                for model in models { await model.workloadGet(n, key, rate: workload.rate) }
+                await withTaskGroup(of: Void.self) { group in
+                    for model in models { group.addTask { await model.workloadGet(n, key, rate: workload.rate) } }
+                }
             }.value
         }, onFinish: {
             for model in models {
