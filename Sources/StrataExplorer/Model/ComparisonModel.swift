@@ -39,9 +39,10 @@ public final class ComparisonModel: Sendable {
     /// The title: which file is A and which is B.
     public var title: String { "\(labelA)  vs  \(labelB)" }
 
-    /// What the screen shows of both sides now (as of `pause`, when paused).
-    public func view() -> ComparisonView {
-        let panesA = a.panes(), panesB = b.panes()
+    /// What the screen shows of both sides now (as of `pause`, when paused);
+    /// `panesA`: A's panes when the caller has them already.
+    public func view(panesA: [PaneState]? = nil) -> ComparisonView {
+        let panesA = panesA ?? a.panes(), panesB = b.panes()
         let comparison = PipelineComparison(.init(label: "A", model: a, panes: panesA), .init(label: "B", model: b, panes: panesB))
         return ComparisonView(labelA: labelA, labelB: labelB, panesB: panesB, rows: ComparisonView.strip(comparison))
     }

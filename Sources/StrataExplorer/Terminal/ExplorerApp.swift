@@ -153,9 +153,10 @@ public final class ExplorerApp {
         let events = EventFilter.apply(input.eventFilter, to: all)
         input.clampEventSelection(to: events.count)
         let inspector = feed.flatMap { inspectorView(feed: $0, model: model, input: &input) }
+        let panes = model.panes()
         return ViewState(
             title: (comparison?.title ?? model.pipeline.spec.name) + (model.pipeline.isReadOnly ? " (read-only)" : ""),
-            panes: model.panes(), events: events, status: model.status,
+            panes: panes, events: events, status: model.status,
             commandLine: input.commandLine, commandCursor: input.commandCursor, showHelp: input.showHelp,
             helpScroll: input.helpScroll, paused: model.isPaused, hz: hz, workload: model.workloadDescription, theme: theme,
             focus: input.focus, zoomed: input.zoomed, compact: input.compact, eventSelection: input.eventSelection, eventFilter: input.eventFilter,
@@ -163,7 +164,7 @@ public final class ExplorerApp {
             filterCursor: (input.filterLine ?? input.inspector?.filterLine)?.charactersAfterCursor ?? 0,
             detail: input.showDetail && input.eventSelection < events.count ? events[input.eventSelection] : nil,
             resilience: model.resilienceSummary, inspector: inspector, recording: model.recordingDescription,
-            comparison: comparison?.view()
+            comparison: comparison?.view(panesA: panes)
         )
     }
 
