@@ -102,6 +102,27 @@ import Testing
         }
     }
 
+    /// `replay` reads the same trace on each side: a loop of 3 keys never
+    /// hits an LRU L1 of 2 and hits one of 3 on its second round.
+    @Test func aReplayRunsOnBothSides() async throws {
+        let directory = TemporaryDirectory("strata-compare-replay")
+        defer { directory.remove() }
+        let trace = directory.path + "/loop.trace"
+        try "#strata-trace 1\n0 get a\n1 get b\n2 get c\n3 get a\n4 get b\n5 get c\n".write(toFile: trace, atomically: true, encoding: .utf8)
+        let comparison = try Self.comparison(small: 2, big: 3)
+        try await Self.withShutdown(comparison) {
+            let outcome = await comparison.execute(.replay(path: trace, speed: nil))
+            #expect(outcome.message.hasPrefix("A, B: replay loop started: 6 requests"), "\(outcome.message)")
+            await comparison.a.replayFinished()
+            await comparison.b.replayFinished()
+            let a = comparison.a.currentPanes()[0].stats, b = comparison.b.currentPanes()[0].stats
+            #expect(a.gets == 6 && a.hits == 0, "\(a)")
+            #expect(b.gets == 6 && b.hits == 3, "\(b)")
+            let served = try #require(comparison.view().rows.first { $0[0] == "served from cache" })
+            #expect(served == ["served from cache", "0.0%", "50.0%", "+50.0 points"])
+        }
+    }
+
     /// A typed get goes to A, then B; both sides' lines land in one log.
     @Test func aGetGoesToBothAndLogsOnce() async throws {
         let comparison = try Self.comparison()
