@@ -131,6 +131,9 @@ import Testing
             #expect(outcome.message.firstMatch(of: /^get k: A from origin in \S+ · B from origin in \S+ \(\d+ bytes\)$/) != nil,
                     "\(outcome.message)")
             #expect(comparison.a.status == outcome)
+            // The first get's back-fills into L1 land in the background.
+            await comparison.a.pipeline.cache.waitForPendingWrites()
+            await comparison.b.pipeline.cache.waitForPendingWrites()
             let again = await comparison.execute(.get(key: "k"))
             #expect(again.message.firstMatch(of: /^get k: A from L1 in \S+ · B from L1 in \S+ \(\d+ bytes\)$/) != nil,
                     "\(again.message)")
