@@ -8,7 +8,7 @@ public enum TerminalError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .notATerminal:
-            "stdin/stdout is not a terminal; run strata inside a terminal (or tmux), or use `strata run --script FILE` for non-interactive use"
+            "stdin/stdout is not a terminal; run strata inside a terminal (or tmux), or use `strata run` for non-interactive use (--script FILE, --replay TRACE, --compare B.yaml)"
         case .termNotSet:
             "TERM is not set; try TERM=xterm-256color"
         case .unknownTerminal(let term):
