@@ -68,6 +68,11 @@ import Testing
         #expect(completion.candidates(before: "set-capacity L").names == ["L1", "L2"])
         #expect(completion.candidates(before: "set-policy L1 ").names == ["lru", "adaptive"])
         #expect(completion.candidates(before: "set-ttl L1 n").names == ["none"])
+        // Compare mode: a level with its side (`B:L1`), or plain for both.
+        let sided = Completion(levels: Completion.sided(["L1", "origin"], ["L1", "L2", "origin"]))
+        #expect(sided.candidates(before: "set-capacity B").names == ["B:L1", "B:L2", "B:origin"])
+        #expect(sided.candidates(before: "clear L").names == ["L1", "L2"])
+        #expect(sided.candidates(before: "set-capacity A:").names == ["A:L1", "A:origin"])
         #expect(completion.candidates(before: "ex").names == ["export"])
         let help = Command.reference.map(\.syntax)
         for verb in LiveEditParser.verbs { #expect(help.contains { $0.hasPrefix(verb) }, "help lacks \(verb)") }

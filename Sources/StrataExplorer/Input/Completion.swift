@@ -17,6 +17,12 @@ public struct Completion: Equatable, Sendable {
                                "theme", "hz", "help", "quit"] + LiveEditParser.verbs
 
     /// What the word being typed at the end of `prefix` may become.
+    /// The names compare mode takes for sides A and B: each plain (both
+    /// sides), then with its side (`A:L1`, `B:L1`).
+    public static func sided(_ a: [String], _ b: [String]) -> [String] {
+        Array(Set(a + b)).sorted() + a.map { "A:" + $0 } + b.map { "B:" + $0 }
+    }
+
     public func candidates(before prefix: Substring) -> (word: Substring, names: [String]) {
         let wordStart = prefix.lastIndex(of: " ").map { prefix.index(after: $0) } ?? prefix.startIndex
         let word = prefix[wordStart...]

@@ -38,8 +38,10 @@ public final class ExplorerApp {
         self.inspectorFeed = InspectorFeed(pipeline: self.model.pipeline)
         self.historyFile = historyFile
         input = InputController(history: historyFile?.load() ?? [])
-        input.completion = Completion(levels: self.model.pipeline.levels.map(\.spec.name),
-                                      toggles: self.model.pipeline.toggles.map(\.name),
+        let levels = { (model: ExplorerModel) in model.pipeline.levels.map(\.spec.name) }
+        let toggles = { (model: ExplorerModel) in model.pipeline.toggles.map(\.name) }
+        input.completion = Completion(levels: comparison.map { Completion.sided(levels($0.a), levels($0.b)) } ?? levels(self.model),
+                                      toggles: comparison.map { Completion.sided(toggles($0.a), toggles($0.b)) } ?? toggles(self.model),
                                       themes: Array(Set(Theme.builtinNames + themeDirectories.flatMap(Theme.userThemeNames))).sorted())
         self.backend = try NcursesBackend(noColor: noColor, forceASCII: forceASCII, mouse: mouse)
         self.renderer = Renderer(unicode: backend.unicode)
