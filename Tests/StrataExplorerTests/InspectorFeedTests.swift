@@ -39,6 +39,34 @@ import Testing
 }
 
 extension InspectorFeedTests {
+    /// The memory level ranks hot keys over all its keys: the hottest here
+    /// sit past the 5,000 the table lists.
+    @Test func hotKeysOfAMemoryLevelAreTheWholeLevels() async throws {
+        let pipeline = try Pipeline(try PipelineFile.parse("""
+            levels:
+              - name: L1
+                kind: memory
+                capacity: 16MiB
+              - name: origin
+                kind: origin
+                latency: 1ms
+            """, file: "big.yaml"))
+        let level = try #require(pipeline.levels.first)
+        for i in 0..<8_000 { try await level.cache.set(Data("v".utf8), forKey: "key:\(i)") }
+        let listed = try #require(try await level.cache.levelInspector?.keys(8_000)).map(\.key)
+        let hottest = try #require(listed.last)
+        for _ in 0..<3 { _ = try await level.cache.getIfPresent(hottest) }
+        for _ in 0..<64 { _ = try await level.cache.getIfPresent(try #require(listed.first)) }
+        try await level.cache.set(Data("v".utf8), forKey: "drain")
+        let feed = InspectorFeed(pipeline: pipeline)
+        _ = feed.listing(level: 0)
+        await feed.fetch(0)
+        let listing = try #require(feed.listing(level: 0))
+        #expect(listing.keys.count == InspectorFeed.listLimit && !listing.keys.contains { $0.key == hottest })
+        #expect(listing.hotSample == nil, "the whole level was ranked")
+        #expect(listing.hot.contains { $0.key == hottest }, "\(listing.hot)")
+    }
+
     @Test func expiryReadsInWholeSeconds() {
         let now = CacheInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
         #expect(InspectorFeed.expiry(nil, now: now) == "never")
@@ -66,6 +94,7 @@ extension InspectorFeedTests {
             let key = listing?.keys.first { $0.key == "user:1" }
             #expect(key?.size == "in redis".utf8.count)
             #expect(key?.ttlLeft.map { $0 > .seconds(200) && $0 <= .seconds(300) } == true, "\(String(describing: key))")
+            #expect(listing != nil && listing?.hotSample == nil, "SCAN came back to cursor 0: hot keys of the whole level, not a sample")
             let preview = await feed.peek("user:1", level: 1)
             #expect(preview.value == Data("in redis".utf8) && preview.holders == ["L1", "shared"], "\(preview)")
             let seconds = preview.expiry.flatMap { Int($0.dropFirst(3).prefix { $0.isNumber }) }

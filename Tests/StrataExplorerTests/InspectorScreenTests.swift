@@ -135,3 +135,26 @@ import Testing
         #expect(input.inspector == nil && input.focus == .level(0))
     }
 }
+
+extension InspectorScreenTests {
+    @Test func hotKeysRankedInASampleSaySo() {
+        var view = Self.view()
+        let whole = Renderer(unicode: true).render(Self.state(view), width: 120, height: 30).text
+        #expect(whole.contains("hot: user:15") && !whole.contains("sample"), "\(whole)")
+        view.hotSample = 5_000
+        let sampled = Renderer(unicode: true).render(Self.state(view), width: 120, height: 30).text
+        #expect(sampled.contains("hot in a sample of 5000: user:15 (15)"), "\(sampled)")
+        view.hot = []
+        let none = Renderer(unicode: true).render(Self.state(view), width: 120, height: 30).text
+        #expect(none.contains("hot in a sample of 5000: none known"), "\(none)")
+    }
+
+    @Test func aPeekThatCountedAsAnAccessSaysWhere() {
+        var preview = Self.preview("user:7", Data("hello".utf8), expiry: "never")
+        let quiet = Renderer(unicode: true).render(Self.state(Self.view(preview: preview)), width: 100, height: 30).text
+        #expect(!quiet.contains("counted as an access"))
+        preview.countedAsAccess = ["shared"]
+        let text = Renderer(unicode: true).render(Self.state(Self.view(preview: preview)), width: 100, height: 30).text
+        #expect(text.contains("peek counted as an access on shared (Redis < 7.2: no CLIENT NO-TOUCH)"), "\(text)")
+    }
+}

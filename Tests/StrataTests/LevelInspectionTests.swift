@@ -19,11 +19,12 @@ import Testing
         #expect(listed.map(\.key) == ["a", "b"])
         #expect(listed.map(\.size) == [5, 300])
         #expect(listed[0].ttlLeft == .seconds(50))
-        #expect(listed[0].age == nil && listed[0].hits == nil, "the memory level keeps no write time or hit count")
+        #expect(listed.allSatisfy { $0.age != nil && $0.hits != nil }, "the memory level keeps a write time and hits")
         // The adaptive policy's sketch estimates every key's frequency (at least its write).
         #expect(listed.allSatisfy { ($0.frequency ?? 0) >= 1 }, "\(listed)")
         let hot = try await inspector.hotKeys(1)
-        #expect(hot.count == 1 && hot[0].frequency == listed.compactMap(\.frequency).max())
+        #expect(hot.keys.count == 1 && hot.keys[0].frequency == listed.compactMap(\.frequency).max())
+        #expect(hot.isWholeLevel && hot.examined == 2)
 
         let counters = level.levelCounters
         let peeked = try #require(try await inspector.peek("a"))

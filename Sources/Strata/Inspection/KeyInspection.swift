@@ -25,6 +25,20 @@ package struct KeyInspection: Equatable, Sendable {
         self.frequency = frequency
     }
 
+    /// How hot the key is: the frequency estimate, then hits (0 where not kept).
+    package var heat: (frequency: Int, hits: Int) { (frequency ?? 0, hits ?? 0) }
+
+    /// Whether the level saw the key requested at all (a frequency or hits above 0).
+    package var isHot: Bool { heat != (0, 0) }
+
+    /// Whether `a` ranks above `b` among hot keys: higher frequency, then
+    /// more hits, then the smaller key (so a ranking is the same every time).
+    package static func isHotter(_ a: KeyInspection, _ b: KeyInspection) -> Bool {
+        let (x, y) = (a.heat, b.heat)
+        if x != y { return x > y }
+        return a.key < b.key
+    }
+
     /// The key's bytes as text: UTF-8 when they are valid, else `0x` and hex.
     package static func text(_ bytes: some Collection<UInt8>) -> String {
         if let text = String(validating: bytes, as: UTF8.self) { return text }

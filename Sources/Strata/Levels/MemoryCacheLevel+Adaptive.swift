@@ -66,15 +66,37 @@ extension MemoryCacheLevel {
     }
 
     /// Applies one shard's buffered hits (a reader that filled its buffer drains
-    /// only that one, not locking out other shards' readers).
+    /// only that one, not locking out other shards' readers), and counts each
+    /// on its node for the inspector: here, not on the hit path. As lossy as
+    /// the buffer: hits dropped from a full buffer, and hits on an entry the
+    /// policy did not have yet (a write still pending), are not counted.
     @inlinable
     func drainReads(of shard: LRUShard<Key, Value>, into policy: inout AdaptivePolicy) {
         shard.state.withLock { state in
             let slots = shard.policyReads.slots
-            for k in 0..<state.policyReadCount { policy.access(slots[k].id, hash: slots[k].hash) }
+            let count = state.policyReadCount
+            for k in 0..<count { policy.access(slots[k].id, hash: slots[k].hash) }
+            // A second pass, nodes and the policy's slots borrowed once (`access` moves no slot).
+            state.nodes.withUnsafeMutableBufferPointer { nodes in
+                policy.slots.withUnsafeBufferPointer { policySlots in
+                    for k in 0..<count { Self.countHit(slots[k], nodes: nodes, policySlots: policySlots) }
+                }
+            }
             state.policyReadCount = 0
             shard.pendingReads.store(0, ordering: .relaxed)
         }
+    }
+
+    /// Counts a drained hit on its node, found by the policy's slot for its
+    /// id, if the node still has that id (the entry was not removed since).
+    @inlinable @inline(__always)
+    static func countHit(_ read: PolicyRead, nodes: UnsafeMutableBufferPointer<LRUNode<Key, Value>>,
+                         policySlots: UnsafeBufferPointer<Int32>) {
+        let id = Int(read.id)
+        guard id >= 0, id < policySlots.count else { return }
+        let i = Int(policySlots[id])
+        guard i >= 0, i < nodes.count, nodes[i].policyID == read.id, nodes[i].key?.hash == read.hash else { return }
+        nodes[i].hits.addSaturating(1)
     }
 
     @inlinable
@@ -82,6 +104,8 @@ extension MemoryCacheLevel {
         _ value: Value, forKey hashed: HashedKey<Key>, in shard: LRUShard<Key, Value>, cost: Int, deadline: CacheInstant?
     ) {
         let (expires, expiresAtMost) = storedExpiry(deadline)
+        // For the inspector's age (a write's clock read; hits read none).
+        let writtenAt = monotonicNanoseconds()
         // A same-cost replacement changes nothing the policy weighs: a hit, no policy lock.
         let (replaced, full, lookedUp) = shard.state.withLock { state -> (Bool, Bool, (generation: UInt64, node: Int32?)) in
             let found = state.find(hashed)
@@ -89,6 +113,7 @@ extension MemoryCacheLevel {
             state.nodes[Int(i)].value = value
             state.nodes[Int(i)].expiresAt = expires
             state.nodes[Int(i)].expiresAtMost = expiresAtMost
+            state.nodes[Int(i)].writtenAt = writtenAt
             let full = state.recordPolicyRead(i, hash: hashed.hash, in: shard.policyReads)
             notePendingReads(state.policyReadCount, in: shard)
             return (true, full, (state.generation, i))
@@ -108,7 +133,7 @@ extension MemoryCacheLevel {
             applyPendingWrites(&policy)
             let (countDelta, costDelta) = shard.state.withLock { state -> (Int, Int) in
                 let written = state.write(hashed, value, cost: cost, expiresAt: expires, expiresAtMost: expiresAtMost,
-                                          lookedUp: lookedUp)
+                                          writtenAt: writtenAt, lookedUp: lookedUp)
                 give(written.node, hash: hashed.hash, of: &state, to: &policy)
                 return (written.count, written.cost)
             }
@@ -118,7 +143,7 @@ extension MemoryCacheLevel {
         if appliedNow == nil {
             let written = shard.state.withLock { state in
                 let written = state.write(hashed, value, cost: cost, expiresAt: expires, expiresAtMost: expiresAtMost,
-                                          lookedUp: lookedUp)
+                                          writtenAt: writtenAt, lookedUp: lookedUp)
                 return (count: written.count, cost: written.cost, node: written.node, token: state.nodes[Int(written.node)].stamp)
             }
             account(count: written.count, cost: written.cost)

@@ -1,34 +1,75 @@
 extension MemoryCacheLevel: InspectableLevel {
-    /// Lists and peeks shard by shard, never holding more than one shard's lock.
+    /// Lists, ranks and peeks shard by shard, never holding more than one shard's lock.
     package var inspector: LevelInspector<Key, Value>? {
-        LevelInspector(keys: { [self] limit in inspectKeys(limit: limit) }, peek: { [self] key in peek(key) })
+        LevelInspector(keys: { [self] limit in inspectKeys(limit: limit) }, peek: { [self] key in peek(key) },
+                       hottest: { [self] count in hotKeys(count) })
     }
 
-    /// Up to `limit` unexpired keys with their cost and TTL left and, under
+    /// Up to `limit` unexpired keys with their cost, TTL left, age (since the
+    /// value was last set or back-filled), hits and, under
     /// ``EvictionPolicy/adaptive``, the sketch's frequency estimate. Walks the
     /// shards one at a time (one shard's lock held, then the policy's alone);
-    /// counts no use. The level keeps no write time or per-key hits: `age`
-    /// and `hits` are `nil`.
+    /// counts no use.
+    ///
+    /// Hits are counted since the key entered the level (a rewrite keeps
+    /// them). Under `.lru` every hit counts. Under `.adaptive` a hit counts
+    /// when its shard's buffer drains into the policy (after 32 hits in the
+    /// shard, or the next write), so up to 31 per shard may not show yet, and
+    /// hits the buffer dropped (full while another thread held the policy)
+    /// never do; a same-size rewrite counts as one, as it does for the policy.
     package func inspectKeys(limit: Int) -> [KeyInspection] {
         guard limit > 0 else { return [] }
-        let now = clock.now().nanosecondsSince1970
-        var found: [(key: Key, hash: Int, cost: Int, expiresAt: Int64)] = []
+        let now = clock.now().nanosecondsSince1970, written = monotonicNanoseconds()
+        var found: [InspectedNode<Key>] = []
         for shard in shards where found.count < limit {
             shard.state.withLock { state in
                 // By index: copying a whole node would retain its value too.
                 for i in state.nodes.indices where found.count < limit {
-                    let expiresAt = state.nodes[i].expiresAt
-                    guard let key = state.nodes[i].key, expiresAt == 0 || now < expiresAt else { continue }
-                    found.append((key.key, key.hash, state.nodes[i].cost, expiresAt))
+                    if let node = InspectedNode(of: i, in: state, now: now) { found.append(node) }
                 }
             }
         }
         let frequencies = isAdaptive ? withPolicy { policy in found.map { policy.sketch.frequency($0.hash) } } : nil
-        return found.enumerated().map { index, entry in
-            KeyInspection(key: entry.key as? String ?? String(describing: entry.key), size: entry.cost,
-                          ttlLeft: KeyInspection.ttlLeft(expiresAt: entry.expiresAt, now: now),
-                          frequency: frequencies?[index])
+        return found.enumerated().map { index, node in
+            node.inspection(now: now, writtenNow: written, frequency: frequencies?[index])
         }
+    }
+
+    /// The `count` hottest unexpired keys of the whole level: by the sketch's
+    /// frequency estimate, then hits (under `.lru`, hits alone), then key.
+    ///
+    /// Work per call: one pass over every entry, shard by shard, each shard's
+    /// lock held for its own walk only (under `.adaptive` with the policy's
+    /// lock, taken first as writes take it, to read the sketch), into a heap
+    /// of `count`: O(entries + kept × log `count`); a key is copied only
+    /// when it enters the heap. Counts no use.
+    package func hotKeys(_ count: Int) -> HotKeys {
+        let now = clock.now().nanosecondsSince1970, written = monotonicNanoseconds()
+        var heap = TopHeap<KeyInspection>(limit: count, isHigher: KeyInspection.isHotter)
+        var examined = 0
+        func walk(_ state: inout LRUShardState<Key, Value>, _ sketch: FrequencySketch?) {
+            // By index: copying a whole node would retain its key and value.
+            for i in state.nodes.indices {
+                let expiresAt = state.nodes[i].expiresAt
+                guard let hash = state.nodes[i].key?.hash, expiresAt == 0 || now < expiresAt else { continue }
+                examined += 1
+                let frequency = sketch?.frequency(hash)
+                let heat = (frequency ?? 0, Int(state.nodes[i].hits))
+                // Below the least kept: not built (a tie is, to rank by key).
+                guard heat != (0, 0), heap.lowest.map({ heat >= $0.heat }) ?? true,
+                      let node = InspectedNode(of: i, in: state, now: now) else { continue }
+                heap.offer(node.inspection(now: now, writtenNow: written, frequency: frequency))
+            }
+        }
+        guard count > 0 else { return HotKeys(keys: [], examined: 0, isWholeLevel: true) }
+        for shard in shards {
+            if isAdaptive {
+                withPolicy { policy in shard.state.withLock { walk(&$0, policy.sketch) } }
+            } else {
+                shard.state.withLock { walk(&$0, nil) }
+            }
+        }
+        return HotKeys(keys: heap.sorted(), examined: examined, isWholeLevel: true)
     }
 
     /// The value stored for `key` with its expiry and cost, `nil` if none or

@@ -240,11 +240,14 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
                 state.nodes[Int(i)].cost = cost
                 state.nodes[Int(i)].expiresAt = expires
                 state.nodes[Int(i)].expiresAtMost = expiresAtMost
+                state.nodes[Int(i)].writtenAt = stamp
                 state.touch(i, stamp: stamp)
                 shard.publishTail(&state)
                 return (0, delta)
             }
-            state.insert(LRUNode(key: hashed, value: value, cost: cost, expiresAt: expires, expiresAtMost: expiresAtMost, stamp: stamp))
+            // The stamp is the monotonic clock: the write time costs no clock read.
+            state.insert(LRUNode(key: hashed, value: value, cost: cost, expiresAt: expires, expiresAtMost: expiresAtMost,
+                                 stamp: stamp, writtenAt: stamp))
             shard.publishTail(&state)
             return (1, cost)
         } }

@@ -6,8 +6,12 @@ import Synchronization
 public struct InspectorListing: Equatable, Sendable {
     public var level: Int
     package var keys: [KeyInspection]
-    /// The hottest keys among those listed (by the level's frequency estimate or hits).
+    /// The level's hottest keys (by its frequency estimate, then hits): over
+    /// the whole level where it ranks them itself (memory), else among those listed.
     package var hot: [KeyInspection]
+    /// Keys the hot keys were ranked among when that was a sample (a listing
+    /// cut at ``InspectorFeed/listLimit``, or a Redis `SCAN` that stopped); `nil`: the whole level.
+    public var hotSample: Int?
     /// Why nothing could be listed (the level cannot be inspected, or failed).
     public var error: String?
 }
@@ -29,6 +33,9 @@ public struct KeyPreview: Equatable, Sendable {
     public var uninspectable: [String] = []
     /// Levels whose peek failed, with the error.
     public var errors: [String] = []
+    /// Levels whose own eviction bookkeeping counted the peek as an access
+    /// (a Redis server before 7.2, which has no `CLIENT NO-TOUCH`).
+    public var countedAsAccess: [String] = []
 
     public init(key: String, level: String) {
         self.key = key
@@ -41,7 +48,8 @@ public struct KeyPreview: Equatable, Sendable {
 /// while the inspector asks for it, and a key's preview. Nothing here counts
 /// as a use of any level (``LevelInspector``).
 public final class InspectorFeed: Sendable {
-    /// Keys listed at most: the table's rows, and the keys hot keys are found among.
+    /// Keys listed at most: the table's rows, and the keys hot keys are found
+    /// among in a level that does not rank its own (all but memory).
     public static let listLimit = 5_000
     /// Hot keys shown in the inspector's header.
     public static let hotCount = 5
@@ -84,12 +92,18 @@ public final class InspectorFeed: Sendable {
 
     /// Fetches `index`'s listing now (the screen calls ``listing(level:now:)``).
     public func fetch(_ index: Int) async {
-        var listing = InspectorListing(level: index, keys: [], hot: [])
+        var listing = InspectorListing(level: index, keys: [], hot: [], hotSample: nil)
         let level = pipeline.levels[index]
         if let inspector = level.cache.levelInspector {
             do {
-                listing.keys = try await inspector.keys(Self.listLimit)
-                listing.hot = LevelInspector<String, Data>.hottest(listing.keys, count: Self.hotCount)
+                let listed = try await inspector.listing(Self.listLimit)
+                listing.keys = listed.keys
+                // A level that ranks its own walks all its keys; others' are ranked among those just listed.
+                let hot = inspector.hotRanking == nil
+                    ? LevelInspector<String, Data>.hotKeys(in: listed, count: Self.hotCount)
+                    : try await inspector.hotKeys(Self.hotCount)
+                listing.hot = hot.keys
+                listing.hotSample = hot.isWholeLevel ? nil : hot.examined
             } catch {
                 listing.error = "\(level.spec.name): listing failed: \(error)"
             }
@@ -168,6 +182,7 @@ public final class InspectorFeed: Sendable {
                     continue
                 }
                 preview.holders.append(level.spec.name)
+                if entry.countedAsAccess { preview.countedAsAccess.append(level.spec.name) }
                 if position == index {
                     preview.value = entry.value
                     preview.size = entry.size

@@ -179,7 +179,7 @@ public final class ExplorerApp {
         input.clampInspectorSelection(to: rows.count)
         return InspectorView(
             level: model.pipeline.levels[inspecting.level].spec.name, rows: rows, listed: listing?.keys.count ?? 0,
-            hot: listing?.hot ?? [], sort: inspecting.sort, descending: inspecting.descending, filter: inspecting.filter,
+            hot: listing?.hot ?? [], hotSample: listing?.hotSample, sort: inspecting.sort, descending: inspecting.descending, filter: inspecting.filter,
             selection: input.inspector?.selection ?? 0, loading: listing == nil, error: listing?.error,
             preview: inspecting.preview ? feed.preview : nil)
     }

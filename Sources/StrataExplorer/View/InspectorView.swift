@@ -11,6 +11,8 @@ public struct InspectorView: Equatable, Sendable {
     public var listed: Int
     public var limit: Int
     package var hot: [KeyInspection]
+    /// Keys `hot` was ranked among when a sample (``InspectorListing/hotSample``); `nil`: the whole level.
+    public var hotSample: Int?
     public var sort: InspectorColumn
     public var descending: Bool
     /// The filter applied (case-insensitive, on the key).
@@ -23,13 +25,14 @@ public struct InspectorView: Equatable, Sendable {
     public var preview: KeyPreview?
 
     package init(level: String, rows: [KeyInspection] = [], listed: Int = 0, limit: Int = InspectorFeed.listLimit,
-                 hot: [KeyInspection] = [], sort: InspectorColumn = .frequency, descending: Bool = true, filter: String = "",
+                 hot: [KeyInspection] = [], hotSample: Int? = nil, sort: InspectorColumn = .frequency, descending: Bool = true, filter: String = "",
                  selection: Int = 0, loading: Bool = false, error: String? = nil, preview: KeyPreview? = nil) {
         self.level = level
         self.rows = rows
         self.listed = listed
         self.limit = limit
         self.hot = hot
+        self.hotSample = hotSample
         self.sort = sort
         self.descending = descending
         self.filter = filter

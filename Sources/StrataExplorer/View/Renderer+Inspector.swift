@@ -24,10 +24,12 @@ extension Renderer {
         buffer.box(x: 0, y: y, width: buffer.width, height: height, title: title, glyphs: focusedGlyphs, role: .focus)
         let inner = buffer.width - 4
         var line = Line(buffer: buffer, x: 2, y: y + 1, limit: inner)
+        // A ranking over some keys only says so: "hot in a sample of 5000:".
+        let hotTitle = view.hotSample.map { "hot in a sample of \($0): " } ?? "hot: "
         if view.hot.isEmpty {
-            line.text("hot: " + (view.loading ? "…" : "none known (no frequency estimate or hits)"), .dim)
+            line.text(hotTitle + (view.loading ? "…" : "none known (no frequency estimate or hits)"), .dim)
         } else {
-            line.text("hot: ", .dim)
+            line.text(hotTitle, .dim)
             line.text(view.hot.map { "\($0.key) (\($0.frequency ?? $0.hits ?? 0))" }.joined(separator: " · "), .hit)
         }
         buffer = line.buffer
@@ -107,6 +109,10 @@ extension Renderer {
             if !preview.uninspectable.isEmpty { held += " · not asked: " + preview.uninspectable.joined(separator: ", ") }
             lines += Self.wrapHard(held, width: inner).map { ($0, .helpText) }
             lines += preview.errors.flatMap { Self.wrapHard($0, width: inner) }.map { ($0, .error) }
+            if !preview.countedAsAccess.isEmpty {
+                let names = preview.countedAsAccess.joined(separator: ", ")
+                lines.append(("peek counted as an access on \(names) (Redis < 7.2: no CLIENT NO-TOUCH)", .miss))
+            }
             if let value = preview.value {
                 lines.append(("", .helpText))
                 lines += Self.valueLines(value, width: inner).map { ($0, .helpKey) }
