@@ -284,12 +284,19 @@ public final class RedisClient: Sendable {
     /// ``send(transaction:)`` on this client's own pool, with `prefix`
     /// (`ASKING` on a cluster node) sent first on the same connection.
     func send(transaction commands: [[[UInt8]]], prefix: [[[UInt8]]]) async throws -> [RESPValue] {
+        try await send(transaction: commands, prefix: prefix, suffix: []).results
+    }
+
+    /// ``send(transaction:prefix:)`` with `suffix` sent after `EXEC` on the same
+    /// connection, in the same write; returns the prefix's replies too.
+    func send(transaction commands: [[[UInt8]]], prefix: [[[UInt8]]], suffix: [[[UInt8]]]) async throws
+        -> (prefix: [RESPValue], results: [RESPValue]) {
         let (connection, all) = try await breaker.guarded { () async throws -> (RedisConnection, [RESPValue]) in
             let connection = try await self.connection()
             let wrapped = [[RedisCommandName.multi]] + commands + [[RedisCommandName.exec]]
-            return (connection, try await connection.send(batch: prefix.isEmpty ? wrapped : prefix + wrapped))
+            return (connection, try await connection.send(batch: prefix.isEmpty && suffix.isEmpty ? wrapped : prefix + wrapped + suffix))
         }
-        let replies = all.dropFirst(prefix.count)
+        let replies = all.dropFirst(prefix.count).dropLast(suffix.count)
         for reply in replies.dropLast() {
             switch reply {
             case .error(let message): throw RedisError.server(message)  // the transaction was refused (EXECABORT follows)
@@ -298,7 +305,7 @@ public final class RedisClient: Sendable {
             }
         }
         switch replies.last {
-        case .array(let results?) where results.count == commands.count: return results
+        case .array(let results?) where results.count == commands.count: return (Array(all.prefix(prefix.count)), results)
         case .error(let message): throw RedisError.server(message)
         case let other:
             // Not the transaction's answer: the replies and requests may be

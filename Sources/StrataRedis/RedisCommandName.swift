@@ -20,4 +20,7 @@ enum RedisCommandName {
     static let strlen = Array("STRLEN".utf8)
     static let time = Array("TIME".utf8)
     static let unlink = Array("UNLINK".utf8)
+    /// `CLIENT NO-TOUCH ON` and `OFF` (Redis 7.2+): reads on the connection leave keys' LRU/LFU clocks.
+    static let noTouchOn = ["CLIENT", "NO-TOUCH", "ON"].map { Array($0.utf8) }
+    static let noTouchOff = ["CLIENT", "NO-TOUCH", "OFF"].map { Array($0.utf8) }
 }

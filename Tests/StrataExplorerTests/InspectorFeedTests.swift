@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataRedis
 import StrataTestSupport
 @testable import StrataExplorer
 import Testing
@@ -81,6 +82,9 @@ extension InspectorFeedTests {
 @Suite(.serialized) struct InspectorRedisFeedTests {
     @Test func aRedisLevelListsItsKeysAndAPreviewFindsThem() async throws {
         let server = try await RedisServer()
+        let probe = try RedisClient(url: server.url)
+        let noTouch = (try? await probe.send("CLIENT", "NO-TOUCH", "OFF")) != nil
+        await probe.shutdown()
         let model = ExplorerModel(pipeline: try redisPipeline(server, prefix: "inspect:", shared: "ttl: 5m"))
         await model.withShutdown {
             // Subscribed first: a subscription confirmed later flushes L1 (anything may have changed).
@@ -97,6 +101,7 @@ extension InspectorFeedTests {
             #expect(listing != nil && listing?.hotSample == nil, "SCAN came back to cursor 0: hot keys of the whole level, not a sample")
             let preview = await feed.peek("user:1", level: 1)
             #expect(preview.value == Data("in redis".utf8) && preview.holders == ["L1", "shared"], "\(preview)")
+            #expect(preview.countedAsAccess == (noTouch ? [] : ["shared"]), "redis-server \(noTouch ? "has" : "lacks") NO-TOUCH")
             let seconds = preview.expiry.flatMap { Int($0.dropFirst(3).prefix { $0.isNumber }) }
             #expect(seconds.map { (200...300).contains($0) } == true || preview.expiry?.hasPrefix("in 5m") == true, "\(preview)")
         }
