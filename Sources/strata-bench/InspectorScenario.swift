@@ -11,6 +11,18 @@ struct InspectorScenario {
     let options: BenchOptions
     let report: Report
 
+    /// Calls of `body` per second, one sample per run (50 calls each).
+    func callsPerSecond(_ body: () async -> Void) async -> [Double] {
+        var samples: [Double] = []
+        for _ in 0..<options.runs {
+            let rounds = 50
+            let start = ContinuousClock.now
+            for _ in 0..<rounds { await body() }
+            samples.append(Double(rounds) / (Double((ContinuousClock.now - start).nanoseconds) / 1e9))
+        }
+        return samples
+    }
+
     func run() async {
         guard options.wants("inspector") else { return }
         let count = 10_000
@@ -19,23 +31,11 @@ struct InspectorScenario {
         for key in keys { try? level.store(Data(count: 64), forKey: key) }
         guard let inspector = level.levelInspector else { return }
 
-        var listings: [Double] = []
-        for _ in 0..<options.runs {
-            let rounds = 50
-            let start = ContinuousClock.now
-            for _ in 0..<rounds { blackHole(try? await inspector.keys(5_000)) }
-            listings.append(Double(rounds) / (Double((ContinuousClock.now - start).nanoseconds) / 1e9))
-        }
+        let listings = await callsPerSecond { blackHole(try? await inspector.keys(5_000)) }
         report.add(report.row("memory inspector keys(5000) of 10,000", threads: 1, samples: listings))
         // A hit on every tenth key: the ranking builds a key's text only when it enters the heap.
         for key in keys.enumerated() where key.offset % 10 == 0 { blackHole(level.value(forKey: key.element)) }
-        var rankings: [Double] = []
-        for _ in 0..<options.runs {
-            let rounds = 50
-            let start = ContinuousClock.now
-            for _ in 0..<rounds { blackHole(try? await inspector.hotKeys(5)) }
-            rankings.append(Double(rounds) / (Double((ContinuousClock.now - start).nanoseconds) / 1e9))
-        }
+        let rankings = await callsPerSecond { blackHole(try? await inspector.hotKeys(5)) }
         report.add(report.row("memory inspector hotKeys(5) of 10,000", threads: 1, samples: rankings,
                               note: "the whole level, shard by shard"))
 
