@@ -26,7 +26,9 @@ import Testing
         try tmux("send-keys", "-t", "ui", ":load stop", "Enter")
         // Stopped: both sides got every request, and the strip caught up.
         let screen = await tmux.waitFor {
-            guard $0.contains("A, B: workload stopped"), let l1 = Self.l1(in: $0) else { return false }
+            // The log's lines come in with the frame after the status's.
+            guard $0.contains("A, B: workload stopped"), $0.contains("A load stopped after"), $0.contains("B load stopped after"),
+                  let l1 = Self.l1(in: $0) else { return false }
             return l1.bGets == l1.aGets && Self.origin(in: $0)?.a == l1.aGets
         }
         let l1 = try #require(Self.l1(in: screen), "screen:\n\(screen)")
