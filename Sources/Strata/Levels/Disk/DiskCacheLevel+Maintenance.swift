@@ -13,10 +13,14 @@ extension DiskCacheLevel {
         defer { gate.leave() }
         defer { changes.reportOwnWrite(.all) }
         let path = self.path, changes = self.changes, tombstones = self.tombstones, logger = self.logger
-        await offload {
+        await offload { [self] in
             // First the tombstone of all: no back-fill whose read began
-            // before lands after this clear has passed its file.
-            if let code = FileIO.withDeleteLock(path, exclusive: true, { tombstones.record(nil) }) ?? nil {
+            // before lands after this clear has passed its file (nor in the
+            // directory created again if it was deleted).
+            let record = { FileIO.withDeleteLock(path, exclusive: true, { tombstones.record(nil) }) ?? nil }
+            var failure = record()
+            if failure == ENOENT, recoverDirectory() { failure = record() }
+            if let code = failure {
                 logger.warning(
                     "cannot leave the clear's tombstone; a back-fill begun before the clear may bring a value back",
                     metadata: ["file": "\(tombstones.path(nil))", "error": "\(DiskCacheError.text(code))"])

@@ -191,7 +191,12 @@ extension DiskCacheLevel {
     public func remove(_ key: Key) async throws {
         guard gate.enter() else { throw DiskCacheError.shutDown(path: path) }
         defer { gate.leave() }
-        let (file, outcome, tombstoneFailure) = deleteEntry(key)
+        var (file, outcome, tombstoneFailure) = deleteEntry(key)
+        if tombstoneFailure == ENOENT, recoverDirectory() {
+            // The directory was deleted: created again, with the tombstone a
+            // landing begun before (which would create it too) must find.
+            (file, outcome, tombstoneFailure) = deleteEntry(key)
+        }
         switch outcome {
         case .deleted, .absent:
             changes.reportOwnWrite(.key(key))
