@@ -46,6 +46,46 @@ import Glibc
         #expect(try await fresh.getIfPresent("k") == nil, "a value read before the clear landed after it")
     }
 
+    /// The wall clock stepped back by an hour (a machine that booted with its
+    /// clock ahead, corrected by NTP) after a clear: the clear's tombstone is
+    /// dated an hour ahead, so every back-fill, whenever its read began, would
+    /// be declined for the next hour and ten minutes, and neither opening the
+    /// directory nor `removeExpired()` deletes it. A tombstone dated further
+    /// ahead than it lives stops nothing and is swept.
+    @Test func aTombstoneFromBeforeTheClockWasSteppedBackDoesNotStopBackfillsForTheSizeOfTheStep() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let tombstones = DiskTombstones(entries: dir.path)
+        #expect(mkdir(dir.path, 0o700) == 0 || errno == EEXIST)
+        #expect(mkdir(tombstones.directory, 0o700) == 0)
+        var time = (DiskTombstones.wallNow() + 3_600_000_000_000).littleEndian
+        try Data(bytes: &time, count: 8).write(to: URL(fileURLWithPath: tombstones.path(nil)))
+        let disk = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20)
+        await disk.removeExpired()
+        try await disk.backfill(Backfill(value: Data("read now".utf8), expiresAt: nil, readStartedAt: .now), forKey: "k")
+        #expect(try await disk.getIfPresent("k") == Data("read now".utf8))
+    }
+
+    /// A cache directory on a read-only filesystem (a warm cache shipped in a
+    /// read-only image): a remove of a key that is not there found nothing
+    /// to delete, as before the tombstones, and nothing can land there, so no
+    /// tombstone is needed: it must not fail for want of one.
+    @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
+    func aRemoveOfAnAbsentKeyOnAReadOnlyFilesystemSucceeds() async throws {
+        let dir = TemporaryDirectory("strata-readonly-tombstone"); defer { dir.remove() }
+        guard mount("tmpfs", dir.path, "tmpfs", 0, "size=64k") == 0 else {
+            Issue.record("cannot mount a tmpfs at \(dir.path) (errno \(errno))")
+            return
+        }
+        defer { umount(dir.path) }
+        let disk = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20)
+        try await disk.set(Data("kept".utf8), forKey: "present")
+        #expect(mount("tmpfs", dir.path, "tmpfs", UInt(MS_REMOUNT | MS_RDONLY), "size=64k") == 0, "errno \(errno)")
+        await #expect(throws: Never.self, "a remove of what is not there") { try await disk.remove("absent") }
+        // What is there cannot be deleted: that still fails, naming the entry.
+        await #expect(throws: DiskCacheError.self) { try await disk.remove("present") }
+        #expect(try await disk.get("present") == Data("kept".utf8))
+    }
+
     /// A full disk (a real 64 KiB tmpfs) whose tombstone of the key's bucket
     /// is the empty file an earlier remove on a full disk left: a remove now
     /// cannot write its time there either. It holds: the kernel stamps the
