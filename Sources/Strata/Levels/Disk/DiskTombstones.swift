@@ -28,8 +28,11 @@ import Darwin
 // clock; a read's start is converted to it when the back-fill is made.
 // A tombstone that could not be written whole (a full disk) is an empty or
 // short file: it is read as made at its modification time plus a second,
-// declining more back-fills, never fewer. Old tombstones are deleted when a
-// level opens the directory and by `removeExpired()`.
+// declining more back-fills, never fewer. On a read-only filesystem nothing
+// can land, and a remove needs none. Old tombstones, and any dated further
+// ahead than they live (the wall clock was stepped back: they would stop
+// every back-fill for the size of the step), stop nothing and are deleted
+// when a level opens the directory and by `removeExpired()`.
 
 /// The tombstones of a disk level's directory (see the note above).
 struct DiskTombstones: Sendable {
@@ -79,21 +82,32 @@ struct DiskTombstones: Sendable {
         // a file truncated and written again).
         var fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         if fd < 0, errno == ENOENT {
-            mkdir(directory, 0o700)
+            if mkdir(directory, 0o700) != 0, errno != EEXIST { return Self.failure(errno) }
             fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         }
-        guard fd >= 0 else { return errno }
+        guard fd >= 0 else { return Self.failure(errno) }
         defer { close(fd) }
         var now = Self.wallNow().littleEndian
         _ = withUnsafeBytes(of: &now) { pwrite(fd, $0.baseAddress, 8, 0) }  // short: read by its modification time
         return nil
     }
 
-    /// The latest remove recorded for `id`'s entry or for all, if still young.
+    /// `code`, unless it says the filesystem is read-only: nothing can land
+    /// there either, so there is nothing for a tombstone to stop.
+    private static func failure(_ code: Int32) -> Int32? { code == EROFS ? nil : code }
+
+    /// Whether a tombstone made at `made` still stops back-fills at `now`:
+    /// younger than its lifetime, and not dated further ahead than that (a
+    /// wall clock stepped back since: it would stop every back-fill for the
+    /// size of the step, and is swept).
+    static func isLive(_ made: Int64, now: Int64) -> Bool {
+        let lifetime = Int64(Self.lifetime.components.seconds) * 1_000_000_000
+        return made >= now - lifetime && made <= now + lifetime
+    }
+
+    /// The latest remove recorded for `id`'s entry or for all, if still live.
     func latest(for id: EntryID, now: Int64 = wallNow()) -> Int64? {
-        let times = [time(of: path(id)), time(of: path(nil))].compactMap { $0 }
-        let oldest = now - Int64(Self.lifetime.components.seconds) * 1_000_000_000
-        return times.filter { $0 >= oldest }.max()
+        [time(of: path(id)), time(of: path(nil))].compactMap { $0 }.filter { Self.isLive($0, now: now) }.max()
     }
 
     /// Whether a back-fill whose read began at `readStart` (wall clock; `nil`:
@@ -116,18 +130,19 @@ struct DiskTombstones: Sendable {
         return Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec) &+ Self.incompleteSlack
     }
 
-    /// Deletes the tombstones too old to stop anything; returns how many.
+    /// Deletes the tombstones that stop nothing (too old, or dated too far
+    /// ahead: ``isLive(_:now:)``); returns how many.
     /// Each is read again under the exclusive delete lock, so one a remove
     /// has just made again stays.
     @discardableResult
     func sweep(entries: String) -> Int {
-        let oldest = Self.wallNow() - Int64(Self.lifetime.components.seconds) * 1_000_000_000
+        let now = Self.wallNow()
         var removed = 0
         for name in FileIO.listDirectory(directory) {
             let file = directory + "/" + name
-            guard let made = time(of: file), made < oldest else { continue }
+            guard let made = time(of: file), !Self.isLive(made, now: now) else { continue }
             FileIO.withDeleteLock(entries, exclusive: true) {
-                if let made = time(of: file), made < oldest, unlink(file) == 0 { removed += 1 }
+                if let made = time(of: file), !Self.isLive(made, now: now), unlink(file) == 0 { removed += 1 }
             }
         }
         return removed
