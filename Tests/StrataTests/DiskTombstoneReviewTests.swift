@@ -10,6 +10,18 @@ import Glibc
 /// must leave a tombstone a back-fill can see, in a deleted directory and on
 /// a full disk. Two levels on one directory stand for two processes.
 @Suite struct DiskTombstoneReviewTests {
+    /// Runs `body` on a real, tiny filesystem (tmpfs of 64 KiB, as
+    /// ``DiskCacheLevelTests`` does) mounted at a temporary directory.
+    static func onTmpfs(_ name: String, _ body: (TemporaryDirectory) async throws -> Void) async throws {
+        let dir = TemporaryDirectory(name); defer { dir.remove() }
+        guard mount("tmpfs", dir.path, "tmpfs", 0, "size=64k") == 0 else {
+            Issue.record("cannot mount a tmpfs at \(dir.path) (errno \(errno))")
+            return
+        }
+        defer { umount(dir.path) }
+        try await body(dir)
+    }
+
     /// The cache directory deleted (a user cleaning ~/.cache) while another
     /// process's load is in flight: the remove found nothing to delete, as
     /// before the tombstones, and must not fail for want of the tombstones'
@@ -71,19 +83,15 @@ import Glibc
     /// tombstone is needed: it must not fail for want of one.
     @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
     func aRemoveOfAnAbsentKeyOnAReadOnlyFilesystemSucceeds() async throws {
-        let dir = TemporaryDirectory("strata-readonly-tombstone"); defer { dir.remove() }
-        guard mount("tmpfs", dir.path, "tmpfs", 0, "size=64k") == 0 else {
-            Issue.record("cannot mount a tmpfs at \(dir.path) (errno \(errno))")
-            return
+        try await Self.onTmpfs("strata-readonly-tombstone") { dir in
+            let disk = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20)
+            try await disk.set(Data("kept".utf8), forKey: "present")
+            #expect(mount("tmpfs", dir.path, "tmpfs", UInt(MS_REMOUNT | MS_RDONLY), "size=64k") == 0, "errno \(errno)")
+            await #expect(throws: Never.self, "a remove of what is not there") { try await disk.remove("absent") }
+            // What is there cannot be deleted: that still fails, naming the entry.
+            await #expect(throws: DiskCacheError.self) { try await disk.remove("present") }
+            #expect(try await disk.get("present") == Data("kept".utf8))
         }
-        defer { umount(dir.path) }
-        let disk = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20)
-        try await disk.set(Data("kept".utf8), forKey: "present")
-        #expect(mount("tmpfs", dir.path, "tmpfs", UInt(MS_REMOUNT | MS_RDONLY), "size=64k") == 0, "errno \(errno)")
-        await #expect(throws: Never.self, "a remove of what is not there") { try await disk.remove("absent") }
-        // What is there cannot be deleted: that still fails, naming the entry.
-        await #expect(throws: DiskCacheError.self) { try await disk.remove("present") }
-        #expect(try await disk.get("present") == Data("kept".utf8))
     }
 
     /// A full disk (a real 64 KiB tmpfs) whose tombstone of the key's bucket
@@ -94,41 +102,37 @@ import Glibc
     /// began before it (its own delete freed room) is declined.
     @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
     func aRemoveOnAFullDiskOverAnEmptyTombstoneStillStopsALoadInFlight() async throws {
-        let dir = TemporaryDirectory("strata-full-tombstone"); defer { dir.remove() }
-        guard mount("tmpfs", dir.path, "tmpfs", 0, "size=64k") == 0 else {
-            Issue.record("cannot mount a tmpfs at \(dir.path) (errno \(errno))")
-            return
+        try await Self.onTmpfs("strata-full-tombstone") { dir in
+            let disk = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20)
+            let other = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20)
+            try await disk.set(Data(repeating: 1, count: 8000), forKey: "k")
+            // The empty tombstone an earlier remove on a full disk left, a minute ago (still young).
+            let tombstones = DiskTombstones(entries: dir.path)
+            let bucket = tombstones.path(EntryID(keyBytes: other.keyBytes("k")))
+            #expect(mkdir(tombstones.directory, 0o700) == 0)
+            #expect(FileManager.default.createFile(atPath: bucket, contents: nil))
+            let minuteAgo = timespec(tv_sec: time(nil) - 60, tv_nsec: 0)
+            #expect(utimensat(AT_FDCWD, bucket, [minuteAgo, minuteAgo], 0) == 0)
+            let readStart = ContinuousClock.now  // the load of the old origin value begins
+            // The disk is full again.
+            let filler = open(dir.path + "/filler", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+            #expect(filler >= 0)
+            let page = [UInt8](repeating: 0, count: 4096)
+            while write(filler, page, page.count) > 0 {}
+            #expect(errno == ENOSPC)
+            close(filler)
+            // Another process changed the origin and removes the key: it says nothing went wrong.
+            var removeThrew = false
+            do { try await other.remove("k") } catch { removeThrew = true }
+            var info = stat()
+            #expect(stat(bucket, &info) == 0 && info.st_size == 0, "the remove could not write its tombstone (a full disk)")
+            // Its delete freed room: the load lands.
+            try? await disk.backfill(Backfill(value: Data(repeating: 1, count: 100), expiresAt: nil, readStartedAt: readStart),
+                                     forKey: "k")
+            let fresh = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20)
+            let landed = try await fresh.getIfPresent("k") != nil
+            #expect(!(landed && !removeThrew),
+                    "the remove succeeded silently, yet a load whose read began before it landed the old value")
         }
-        defer { umount(dir.path) }
-        let disk = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20)
-        let other = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20)
-        try await disk.set(Data(repeating: 1, count: 8000), forKey: "k")
-        // The empty tombstone an earlier remove on a full disk left, a minute ago (still young).
-        let tombstones = DiskTombstones(entries: dir.path)
-        let bucket = tombstones.path(EntryID(keyBytes: other.keyBytes("k")))
-        #expect(mkdir(tombstones.directory, 0o700) == 0)
-        #expect(FileManager.default.createFile(atPath: bucket, contents: nil))
-        let minuteAgo = timespec(tv_sec: time(nil) - 60, tv_nsec: 0)
-        #expect(utimensat(AT_FDCWD, bucket, [minuteAgo, minuteAgo], 0) == 0)
-        let readStart = ContinuousClock.now  // the load of the old origin value begins
-        // The disk is full again.
-        let filler = open(dir.path + "/filler", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        #expect(filler >= 0)
-        let page = [UInt8](repeating: 0, count: 4096)
-        while write(filler, page, page.count) > 0 {}
-        #expect(errno == ENOSPC)
-        close(filler)
-        // Another process changed the origin and removes the key: it says nothing went wrong.
-        var removeThrew = false
-        do { try await other.remove("k") } catch { removeThrew = true }
-        var info = stat()
-        #expect(stat(bucket, &info) == 0 && info.st_size == 0, "the remove could not write its tombstone (a full disk)")
-        // Its delete freed room: the load lands.
-        try? await disk.backfill(Backfill(value: Data(repeating: 1, count: 100), expiresAt: nil, readStartedAt: readStart),
-                                 forKey: "k")
-        let fresh = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20)
-        let landed = try await fresh.getIfPresent("k") != nil
-        #expect(!(landed && !removeThrew),
-                "the remove succeeded silently, yet a load whose read began before it landed the old value")
     }
 }
