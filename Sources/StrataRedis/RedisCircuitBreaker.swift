@@ -91,12 +91,14 @@ final class RedisCircuitBreaker: Sendable {
         }
     }
 
-    /// A request sent past the breaker (a write) got an answer: the server
-    /// is up, so reads are let through at once. A probe in flight is left
-    /// to record its own end.
-    func answered() {
+    /// A request sent past the breaker (a write) at `sentAt` got an answer:
+    /// the server is up, so reads are let through at once. One sent before
+    /// the last failure says nothing newer (an answer handled late, from
+    /// before the outage). A probe in flight is left to record its own end.
+    func answered(sentAt: ContinuousClock.Instant) {
         state.withLock { state in
             guard state.failures > 0 || state.openUntil != nil else { return }
+            if let last = state.lastFailure, sentAt <= last { return }
             state.failures = 0
             state.lastFailure = nil
             state.openUntil = nil

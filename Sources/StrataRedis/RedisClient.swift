@@ -198,8 +198,9 @@ public final class RedisClient: Sendable {
         if let cluster {
             return try Self.checked(await cluster.send(arguments, slot: RedisClusterRouter.slot(ofCommand: arguments), guarded: false))
         }
+        let sentAt = ContinuousClock.now
         let reply = try await connection().send(arguments)
-        breaker.answered()
+        breaker.answered(sentAt: sentAt)
         return try Self.checked(reply)
     }
 
@@ -207,8 +208,9 @@ public final class RedisClient: Sendable {
     /// the circuit breaker or not (a cluster's nodes).
     func send(batch commands: [[[UInt8]]], guarded: Bool, cancellable: Bool) async throws -> [RESPValue] {
         guard guarded else {
+            let sentAt = ContinuousClock.now
             let replies = try await connection().send(batch: commands, cancellable: cancellable)
-            breaker.answered()
+            breaker.answered(sentAt: sentAt)
             return replies
         }
         return try await breaker.guarded { try await connection().send(batch: commands, cancellable: cancellable) }

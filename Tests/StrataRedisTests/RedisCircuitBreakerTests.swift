@@ -54,17 +54,21 @@ import Testing
         let t0 = ContinuousClock.now
         breaker.record(try breaker.admit(now: t0), error: RedisError.timeout, now: t0)
         #expect(breaker.isOpen)
-        breaker.answered()
+        // A write sent before that failure, answered late: nothing newer.
+        breaker.answered(sentAt: t0 - .milliseconds(5))
+        #expect(breaker.isOpen)
+        breaker.answered(sentAt: .now)
         #expect(!breaker.isOpen)
         #expect(try !breaker.admit(now: t0 + .milliseconds(1)).isProbe)
         // A probe in flight keeps its turn: its own answer is recorded as usual.
-        breaker.record(try breaker.admit(now: t0 + .milliseconds(2)), error: RedisError.timeout, now: t0 + .milliseconds(2))
-        let probe = try breaker.admit(now: t0 + .seconds(31))
+        let t1 = ContinuousClock.now
+        breaker.record(try breaker.admit(now: t1), error: RedisError.timeout, now: t1)
+        let probe = try breaker.admit(now: t1 + .seconds(31))
         #expect(probe.isProbe)
-        breaker.answered()
+        breaker.answered(sentAt: .now)
         #expect(!breaker.isOpen)
-        breaker.record(probe, error: nil, now: t0 + .seconds(31))
-        #expect(try !breaker.admit(now: t0 + .seconds(31)).isProbe)
+        breaker.record(probe, error: nil, now: t1 + .seconds(31))
+        #expect(try !breaker.admit(now: t1 + .seconds(31)).isProbe)
     }
 
     @Test func aStoppedServerCostsAFewTimeoutsThenFailsFastThenRecovers() async throws {

@@ -52,5 +52,5 @@ extension ImageTransformerError: CustomStringConvertible {
 
 extension BackfillDeclined: CustomStringConvertible {
     /// `back-fill declined: …`, saying the level holds a newer value.
-    public var description: String { "back-fill declined: the level holds a value written since the read began" }
+    public var description: String { "back-fill declined: the level holds a value written, or a remove made, since the read began" }
 }
