@@ -115,7 +115,7 @@ import Glibc
         let result = try await Self.run([])
         #expect(result.status == 2)
         #expect(result.stderr.contains("stdin/stdout is not a terminal"))
-        #expect(result.stderr.contains("strata run --script"))
+        #expect(result.stderr.contains("`strata run` for non-interactive use (--script FILE, --replay TRACE, --compare B.yaml)"))
     }
 
     @Test func checkPrintsTheTreeOrNamesTheProblem() async throws {
