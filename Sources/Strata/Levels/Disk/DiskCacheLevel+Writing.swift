@@ -29,7 +29,7 @@ extension DiskCacheLevel {
     /// A back-fill keeps the lower entry's deadline, capped at this level's
     /// TTL. It replaces no entry, and is declined (``BackfillDeclined``) if
     /// its key was removed, or the directory cleared, by any process since
-    /// its read began (``DiskTombstones``), or recently when it does not say.
+    /// its read began (its tombstones: see docs/disk-level.md), or recently when it does not say.
     public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
         try await write(fill.value, forKey: key, expiresAt: fill.expiresAt,
                         backfill: BackfillLanding(readStart: fill.readStartedAt.map(DiskTombstones.wallTime(of:))))
