@@ -46,9 +46,12 @@ import Testing
             LevelSpec(name: "origin", kind: .origin(latency: .zero, jitter: .zero, failureRate: 0, valueSize: 8)),
         ]
         let pipeline = try Pipeline(PipelineSpec(name: "fast", levels: levels))
-        let workload = Workload(pattern: .loop, keys: 100, rate: 100_000, seconds: 1)
-        workload.start(on: pipeline.cache, onFinish: {})
-        await workload.finished()
+        let workload = Workload(pattern: .loop, keys: 100, rate: 100_000, seconds: 3)
+        // A time limit, so that without the fix it ends (its workers hold the threads);
+        // 3 s: on a starved pool the workers may start late.
+        let (ended, end) = AsyncStream<Void>.makeStream()
+        workload.start(on: pipeline.cache, onFinish: { end.finish() })
+        for await _ in ended {}
         await pipeline.cache.waitForPendingWrites()
         let l1 = try #require(pipeline.level(named: "L1")).statistics.snapshot()
         #expect(l1.gets > 400, "\(l1.gets) gets: under four rounds of the loop")
