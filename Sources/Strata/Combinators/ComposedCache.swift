@@ -198,10 +198,13 @@ where Upper.Key == Lower.Key, Upper.Value == Lower.Value {
             guard let ticket else { return false }
             // Holds the stack: the composition may be gone before this lands,
             // and until then `upper`'s reports must still reach the order.
-            return try await stack.order.land(ticket, readStart: readStart, { startedAt in
-                try await upper.backfill(Backfill(value: entry.value, expiresAt: entry.expiresAt, readStartedAt: startedAt),
-                                         forKey: key)
-            }, undo: { upper.lostCoherence() })
+            // The stack's own write: a shared upper level's report of it is skipped.
+            return try await CacheContext.writing(as: stack.writer) {
+                try await stack.order.land(ticket, readStart: readStart, { startedAt in
+                    try await upper.backfill(Backfill(value: entry.value, expiresAt: entry.expiresAt, readStartedAt: startedAt),
+                                             forKey: key)
+                }, undo: { upper.lostCoherence() })
+            }
         }
     }
 
