@@ -104,8 +104,9 @@ extension MemoryCacheLevel {
         _ value: Value, forKey hashed: HashedKey<Key>, in shard: LRUShard<Key, Value>, cost: Int, deadline: CacheInstant?
     ) {
         let (expires, expiresAtMost) = storedExpiry(deadline)
-        // For the inspector's age (a write's clock read; hits read none).
-        let writtenAt = monotonicNanoseconds()
+        // For the inspector's age (a write's coarse clock read: 23 ns
+        // with the fine clock, 7% of an evicting set; hits read none).
+        let writtenAt = coarseMonotonicNanoseconds()
         // A same-cost replacement changes nothing the policy weighs: a hit, no policy lock.
         let (replaced, full, lookedUp) = shard.state.withLock { state -> (Bool, Bool, (generation: UInt64, node: Int32?)) in
             let found = state.find(hashed)

@@ -6,7 +6,8 @@ extension MemoryCacheLevel: InspectableLevel {
     }
 
     /// Up to `limit` unexpired keys with their cost, TTL left, age (since the
-    /// value was last set or back-filled), hits and, under
+    /// value was last set or back-filled; under `.adaptive` to the system's
+    /// coarse clock, up to 4 ms more), hits and, under
     /// ``EvictionPolicy/adaptive``, the sketch's frequency estimate. Walks the
     /// shards one at a time (one shard's lock held, then the policy's alone);
     /// counts no use.
