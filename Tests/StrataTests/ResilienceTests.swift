@@ -316,3 +316,56 @@ import Testing
         }
     }
 }
+
+/// Refresh ahead is judged on when the value was loaded, not on the hit's
+/// entry: a level above with a TTL shorter than the load's caps the entry's
+/// deadline, which made every hit look due and started a load per hit.
+@Suite struct RefreshAheadUnderAShorterLevelTTLTests {
+    @Test func hitsOnALevelWithAShorterTTLStartNoRefreshBeforeTheFraction() async throws {
+        let f = ResilienceTests.Fixture(ttl: .seconds(1))  // memory keeps 1 s; the loads 10 s
+        let shared = MemoryCacheLevel<String, String>(capacity: 1 << 20, clock: f.clock)  // keeps the loads' deadlines
+        let cache = (f.memory + shared).refreshAhead(at: 0.8)
+        let loads = Atomic<Int>(0)
+        let load: @Sendable (String) async throws -> String = { key in
+            "\(key) #\(loads.add(1, ordering: .relaxed).newValue)"
+        }
+        #expect(try await cache.get("k", ttl: .seconds(10), load: load) == "k #1")
+        for _ in 0..<20 {
+            #expect(try await cache.get("k", ttl: .seconds(10), load: load) == "k #1")
+            await cache.waitForPendingWrites()
+        }
+        #expect(loads.load(ordering: .relaxed) == 1, "a load per hit on the 1 s level")
+        f.clock.advance(by: .seconds(5))  // memory expired; the level below has it for 5 s more
+        #expect(try await cache.get("k", ttl: .seconds(10), load: load) == "k #1")
+        await cache.waitForPendingWrites()
+        #expect(loads.load(ordering: .relaxed) == 1, "refreshed at 50% of the load's TTL")
+        f.clock.advance(by: .seconds(3.5))  // 8.5 s of 10: due
+        _ = try await cache.get("k", ttl: .seconds(10), load: load)
+        await cache.waitForPendingWrites()
+        #expect(loads.load(ordering: .relaxed) == 2)
+        #expect(cache.resilienceStatistics.refreshesStarted == 1)
+        // The refreshed value is due 8 s after it landed, not on the next hit.
+        for _ in 0..<5 {
+            #expect(try await cache.get("k", ttl: .seconds(10), load: load) == "k #2")
+            await cache.waitForPendingWrites()
+        }
+        #expect(loads.load(ordering: .relaxed) == 2)
+    }
+
+    @Test func aSetThroughTheCacheForgetsWhenTheKeyWasLoaded() async throws {
+        let f = ResilienceTests.Fixture(ttl: .seconds(600))
+        let cache = f.stack.refreshAhead(at: 0.8)
+        let loads = Atomic<Int>(0)
+        let load: @Sendable (String) async throws -> String = { key in
+            "\(key) #\(loads.add(1, ordering: .relaxed).newValue)"
+        }
+        _ = try await cache.get("k", ttl: .seconds(100), load: load)
+        f.clock.advance(by: .seconds(50))
+        // Set with a deadline 10 s away: due at 8 s of it, whenever the key was loaded.
+        try await cache.set("set", forKey: "k", expiresAt: f.clock.now().advanced(by: .seconds(10)))
+        f.clock.advance(by: .seconds(9))
+        #expect(try await cache.get("k", ttl: .seconds(10), load: load) == "set")
+        await cache.waitForPendingWrites()
+        #expect(loads.load(ordering: .relaxed) == 2, "the set value was not refreshed before its deadline")
+    }
+}

@@ -12,7 +12,11 @@ extension ResilientCache {
         let entry = try await FetchError.getting(key, in: name) {
             try await guarded(key) { [inner, weak self] in
                 let (entry, cached) = try await inner.loadEntry(key, ttl: ttl, jitter: jitter, load: load)
-                if cached { self?.refreshIfDue(entry, key, ttl: ttl, jitter: jitter, load: load) }
+                if cached {
+                    self?.refreshIfDue(entry, key, ttl: ttl, jitter: jitter, load: load)
+                } else if let self, let loadTimes {
+                    loadTimes.loaded(key, at: clock.now())
+                }
                 return entry
             }
         }
@@ -26,7 +30,8 @@ extension ResilientCache {
                                             load: @escaping @Sendable (Key) async throws -> Value)
     where Inner == ComposedCache<Upper, Lower> {
         guard let fraction = options.refreshAhead, let ttl, let expiresAt = entry.expiresAt else { return }
-        let refreshAt = expiresAt.advanced(by: .zero - ttl * (1 - fraction))
+        var refreshAt = expiresAt.advanced(by: .zero - ttl * (1 - fraction))
+        if let loaded = loadTimes?[key] { refreshAt = max(refreshAt, loaded.advanced(by: ttl * fraction)) }
         guard clock.now() >= refreshAt, refreshing.withLock({ $0.insert(key).inserted }) else { return }
         // The get's trace notes the start; the refresh itself is no part of
         // the request (its load and writes are not in the trace).
@@ -40,6 +45,7 @@ extension ResilientCache {
             landed = try await CacheContext.writing(as: writer) {
                 try await inner.refresh(key, replacing: entry.value, ttl: ttl, jitter: jitter, load: load)
             }
+            if landed != nil { loadTimes?.loaded(key, at: clock.now()) }
             return landed != nil
         } }
         guard started else { return refreshing.withLock { _ = $0.remove(key) } }

@@ -29,7 +29,9 @@ import Synchronization
 // memory level) never starts a timer.
 //
 // Refresh ahead (`refreshAhead(at:)`, on the loading gets of a stack). A hit
-// whose entry is past that fraction of its TTL starts one background load
+// whose entry is past that fraction of its TTL (counted from when this cache
+// loaded the key, if it remembers: a level with a shorter TTL caps its
+// copy's deadline, which would make every hit due) starts one background load
 // per key, which replaces the value the hit saw in every level
 // (`CacheLevel.replace`: a shared store only if it still holds that value),
 // ordered by the stack as a write and dropped if a write or a change
@@ -58,6 +60,8 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
     /// Refreshes ahead of expiry under way, and their keys.
     let refreshes = BackfillTracker(failure: "refresh ahead failed")
     let refreshing = Mutex<Set<Key>>([])
+    /// When each key was last loaded here, with refresh ahead on: it is judged from that.
+    let loadTimes: LoadTimes<Key>?
     private let subscription = Mutex<CacheSubscription?>(nil)
     /// Tags the writes its reads and writes cause below (back-fills, loads):
     /// a store's report of one is no change made by others.
@@ -70,6 +74,7 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
         self.options = options
         self.clock = levelClock(of: inner) ?? SystemClock()
         self.known = options.maxStale.map { _ in LastKnownValues(capacity: options.capacity) }
+        self.loadTimes = options.refreshAhead.map { _ in LoadTimes(capacity: options.capacity) }
         guard known != nil else { return }
         let writer = self.writer
         let subscription = inner.subscribe { [weak self] change in
@@ -212,6 +217,7 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
 
     /// A failed write records nothing: the levels may hold either value.
     private func writing(_ value: Value?, _ key: Key, _ write: () async throws -> Void) async throws {
+        loadTimes?.forget(key)
         guard let known else { return try await write() }
         let ticket = known.beginWrite(key)
         do {
@@ -224,6 +230,7 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
     }
 
     public func clear() async {
+        loadTimes?.forgetAll()
         known?.forgetAll()
         await inner.clear()
         known?.forgetAll()
@@ -234,6 +241,7 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
         switch invalidation {
         case .key(let key): try await writing(nil, key) { [inner] in try await inner.invalidate(invalidation) }
         case .all:
+            loadTimes?.forgetAll()
             known?.forgetAll()
             defer { known?.forgetAll() }
             try await inner.invalidate(invalidation)
@@ -269,7 +277,7 @@ public struct ResilienceOptions: Sendable, Equatable {
     public var hardTimeout: Duration?
     /// The fraction of a TTL after which a hit refreshes the entry in the background (loading gets).
     public var refreshAhead: Double?
-    /// Last known values kept at most.
+    /// Last known values kept at most (and, with refresh ahead, load times).
     public var capacity: Int
 
     /// Options with everything off but what is given; `refreshAhead` is clamped to 0...1.
