@@ -3,7 +3,8 @@ import Strata
 
 extension RedisCacheLevel: InspectableLevel {
     /// Lists with `SCAN` (never `KEYS`); peeks with `GET` and `PTTL`. Hot
-    /// keys are ranked among a listing (a sample when `SCAN` did not finish).
+    /// keys are ranked among a listing (a sample when `SCAN` did not finish),
+    /// by Redis's use counter under an LFU policy (none otherwise).
     package var inspector: LevelInspector<Key, Value>? {
         LevelInspector(listing: { [self] limit in try await inspectListing(limit: limit) }, peek: { [self] key in try await peek(key) })
     }
@@ -17,9 +18,12 @@ extension RedisCacheLevel: InspectableLevel {
     /// size (`STRLEN`: the stored bytes) and TTL left (`PTTL`), asked in one
     /// batch under `CLIENT NO-TOUCH` (see ``RedisClient/sendUntouched(batch:)``:
     /// before Redis 7.2, `STRLEN` counts as an access of each listed key).
-    /// Redis keeps no write time, hits or frequency per key that it gives
-    /// without an LFU policy: those are `nil`. Complete when `SCAN` came back
-    /// to cursor 0 before the limit: otherwise a sample.
+    /// Under an LFU `maxmemory-policy` each key's frequency is Redis's use
+    /// counter (`OBJECT FREQ`, logarithmic, decaying; asked before `STRLEN`
+    /// touches the key), so hot keys rank by it; under any other policy Redis
+    /// counts no use and it is `nil`. Redis keeps no write time or hits per
+    /// key: those are `nil`. Complete when `SCAN` came back to cursor 0
+    /// before the limit: otherwise a sample.
     package func inspectListing(limit: Int) async throws -> KeyListing {
         guard limit > 0 else { return KeyListing(keys: [], isComplete: false) }
         let pattern = RedisKeyLayout.globEscaped(prefix) + [UInt8(ascii: "*")]
@@ -43,15 +47,35 @@ extension RedisCacheLevel: InspectableLevel {
         } while cursor != "0" && !full && rounds < Self.inspectionScanRounds
         let isComplete = cursor == "0" && !full
         guard !names.isEmpty else { return KeyListing(keys: [], isComplete: isComplete) }
-        let replies = try await client.sendUntouched(batch: names.flatMap { [[RedisCommandName.strlen, $0], [RedisCommandName.pttl, $0]] }).replies
+        let counted = try await countsUse(names[0])
+        let perKey = counted ? 3 : 2
+        let replies = try await client.sendUntouched(batch: names.flatMap { name in
+            (counted ? [[RedisCommandName.object, RedisCommandName.freq, name]] : [])
+                + [[RedisCommandName.strlen, name], [RedisCommandName.pttl, name]]
+        }).replies
         let keys = names.indices.compactMap { i -> KeyInspection? in
-            guard case .integer(let size) = replies[2 * i], case .integer(let pttl) = replies[2 * i + 1],
+            let reply = replies[(perKey * i)...]
+            var frequency: Int?
+            if counted, case .integer(let count) = reply.first { frequency = Int(count) }
+            guard case .integer(let size) = reply[reply.startIndex + perKey - 2],
+                  case .integer(let pttl) = reply[reply.startIndex + perKey - 1],
                   pttl != -2 else { return nil }  // gone since the scan
             let key = keyLayout.keyBytes(names[i], prefix: prefix) ?? names[i]
             return KeyInspection(key: KeyInspection.text(key), size: Int(size),
-                                 ttlLeft: pttl >= 0 ? .milliseconds(pttl) : nil)
+                                 ttlLeft: pttl >= 0 ? .milliseconds(pttl) : nil, frequency: frequency)
         }
         return KeyListing(keys: keys, isComplete: isComplete)
+    }
+
+    /// Whether the server counts each key's use (an LFU policy), asked by
+    /// one key's `OBJECT FREQ`: any other policy answers an error.
+    private func countsUse(_ name: [UInt8]) async throws -> Bool {
+        do {
+            if case .integer = try await client.send([RedisCommandName.object, RedisCommandName.freq, name]) { return true }
+            return false
+        } catch RedisError.server {
+            return false
+        }
     }
 
     /// The value Redis holds for `key` with its expiry and size (`GET` and

@@ -371,8 +371,8 @@ final class RedisClusterRouter: Sendable {
     }
 
     /// The slot of the key `command` names, or `nil` for a command without
-    /// one (`PING`, `INFO`, `CLIENT`, `SCAN` …): `EVAL`'s first key, else its
-    /// first argument.
+    /// one (`PING`, `INFO`, `CLIENT`, `SCAN` …): `EVAL`'s first key,
+    /// `OBJECT`'s second argument, else its first argument.
     static func slot(ofCommand command: [[UInt8]]) -> Int? {
         guard command.count > 1 else { return nil }
         let name = command[0]
@@ -380,6 +380,7 @@ final class RedisClusterRouter: Sendable {
             guard command.count > 3, command[2] != Array("0".utf8) else { return nil }
             return RedisClusterSlot.of(command[3])
         }
+        if name.elementsEqual("OBJECT".utf8) { return command.count > 2 ? RedisClusterSlot.of(command[2]) : nil }
         if keyless.contains(String(decoding: name, as: UTF8.self).uppercased()) { return nil }
         return RedisClusterSlot.of(command[1])
     }

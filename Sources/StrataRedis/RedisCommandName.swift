@@ -12,6 +12,8 @@ enum RedisCommandName {
     static let multi = Array("MULTI".utf8)
     static let nx = Array("NX".utf8)
     static let ping = Array("PING".utf8)
+    static let object = Array("OBJECT".utf8)
+    static let freq = Array("FREQ".utf8)
     static let pttl = Array("PTTL".utf8)
     static let px = Array("PX".utf8)
     static let pxat = Array("PXAT".utf8)

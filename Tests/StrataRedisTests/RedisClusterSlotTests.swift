@@ -62,6 +62,8 @@ import Testing
         #expect(slot("PING") == nil)
         #expect(slot("INFO", "commandstats") == nil)
         #expect(slot("scan", "0") == nil)
+        #expect(slot("OBJECT", "FREQ", "k") == RedisClusterSlot.of(Array("k".utf8)), "the inspector's OBJECT FREQ")
+        #expect(slot("OBJECT", "HELP") == nil)
     }
 
     @Test func malformedClusterSlotsRepliesThrow() {

@@ -47,4 +47,30 @@ import Testing
         #expect(after.gets == before.gets && after.hits == before.hits && after.misses == before.misses)
         await redis.shutdown(); await server.kill()
     }
+
+    /// Under an LFU `maxmemory-policy`, Redis counts each key's use: the
+    /// listing carries it (`OBJECT FREQ`) and hot keys rank by it. Under
+    /// any other policy there is no count, and the listing asks for none.
+    @Test func hotKeysRankByRedisFrequencyUnderAnLFUPolicy() async throws {
+        let server = try await RedisServer()
+        let redis = try RedisCacheLevel<String, Data>(url: server.url, prefix: "lfu:")
+        for i in 0..<20 { try await redis.set(Data("v\(i)".utf8), forKey: "key:\(i)") }
+        let inspector = try #require(redis.normalize().levelInspector)
+        #expect(try await inspector.keys(100).allSatisfy { $0.frequency == nil }, "no LFU policy: no frequency")
+        #expect(try await inspector.hotKeys(3).keys.isEmpty)
+
+        _ = try await redisCLI(server, "CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
+        _ = try await redisCLI(server, "CONFIG", "SET", "lfu-log-factor", "0")  // every access counts
+        for _ in 0..<40 { _ = try await redis.getIfPresent("key:3") }
+        for _ in 0..<20 { _ = try await redis.getIfPresent("key:11") }
+        let listed = try await inspector.keys(100)
+        #expect(listed.count == 20 && listed.allSatisfy { $0.frequency != nil })
+        let hot = try await inspector.hotKeys(2)
+        #expect(hot.keys.map(\.key) == ["key:3", "key:11"], "\(hot.keys)")
+        // Listing again keeps the ranking (before Redis 7.2 each listing's
+        // STRLEN counts one use of every listed key; from 7.2, none).
+        for _ in 0..<5 { _ = try await inspector.keys(100) }
+        #expect(try await inspector.hotKeys(2).keys.map(\.key) == ["key:3", "key:11"])
+        await redis.shutdown(); await server.kill()
+    }
 }
