@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestSupport
 @testable import StrataExplorer
 import Testing
 
@@ -221,5 +222,38 @@ import Testing
         let refused = try await EndToEndTests.run(["check", bad])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("\(bad):2: refresh-ahead: expected a fraction"), "\(refused.stderr)")
+    }
+
+    /// `:export` writes the pipeline's fail-safe and refresh-ahead settings
+    /// and figures beside the levels' (null without either).
+    @Test func exportCarriesTheResilienceSettingsAndFigures() async throws {
+        let directory = TemporaryDirectory("strata-export-resilience")
+        defer { directory.remove() }
+        let spec = PipelineSpec(name: "ra", levels: [
+            LevelSpec(name: "L1", kind: .memory(capacity: 64 * 1024, countLimit: nil)),
+            LevelSpec(name: "origin", kind: .origin(latency: .zero, jitter: .zero, failureRate: 0, valueSize: 64),
+                      ttl: .seconds(30)),
+        ], failSafe: FailSafeSpec(maxStale: .seconds(3600), softTimeout: .milliseconds(100)), refreshAhead: 0.8)
+        let model = ExplorerModel(pipeline: try Pipeline(spec))
+        try await model.withShutdown {
+            _ = await model.execute(.get(key: "k"))
+            let path = directory.url.path + "/ra.json"
+            #expect(!(await model.execute(.export(path: path))).isError)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+            let resilience = try #require(object["resilience"] as? [String: Any], "\(object.keys)")
+            #expect(resilience["maxStaleSeconds"] as? Double == 3600)
+            #expect(resilience["softTimeoutSeconds"] as? Double == 0.1)
+            #expect(resilience["hardTimeoutSeconds"] is NSNull)
+            #expect(resilience["refreshAhead"] as? Double == 0.8)
+            #expect(resilience["refreshesStarted"] as? Int == 0 && resilience["staleAnswers"] as? Int == 0)
+            #expect((object["levels"] as? [[String: Any]])?.count == 2)
+        }
+        let plain = ExplorerModel(pipeline: try Pipeline(PipelineSpec(name: "plain", levels: spec.levels)))
+        try await plain.withShutdown {
+            let path = directory.url.path + "/plain.json"
+            #expect(!(await plain.execute(.export(path: path))).isError)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+            #expect(object["resilience"] is NSNull)
+        }
     }
 }

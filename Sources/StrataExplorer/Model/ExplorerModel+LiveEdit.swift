@@ -204,7 +204,8 @@ extension ExplorerModel {
         guard let format = ExportFormat(path: path) else {
             return CommandOutcome("export: FILE must end in .json or .csv, got '\(LiveEditParser.clipped(path))'", isError: true)
         }
-        let report = PipelineExport(pipeline: pipeline.spec.name, panes: panes(), specs: pipeline.levels.map(\.spec))
+        let report = PipelineExport(pipeline: pipeline.spec.name, panes: panes(), specs: pipeline.levels.map(\.spec),
+                                    resilience: pipeline.resilienceOptions, statistics: pipeline.resilienceStatistics)
         do {
             try OutputFile.save(report.text(format), to: path)
         } catch {

@@ -24,15 +24,33 @@ enum ExportFormat {
 /// `policy` (`lru`, `adaptive`, null), `ttlSeconds`, `slidingSeconds`,
 /// `getsPerSecond`, `hitsPerSecond`, `toggle` and `toggleState` (`on`,
 /// `off`, null), `configuration` (the pane title's live settings). A figure
-/// a level does not have is null. CSV: one header row of the same names
-/// (`levelCounters` as one `levelCounters.NAME` column per counter any
-/// level has), one row per level, an empty cell for null.
+/// a level does not have is null. JSON also has `resilience`: the
+/// pipeline's fail-safe and refresh-ahead settings (`maxStaleSeconds`,
+/// `softTimeoutSeconds`, `hardTimeoutSeconds`, `refreshAhead`) and what they
+/// did (`staleAnswers`, `softTimeouts`, `hardTimeouts`, `refreshesStarted`,
+/// `refreshesFailed`, `refreshesDropped`), or null without either. CSV: one
+/// header row of the same names as the levels' (`levelCounters` as one
+/// `levelCounters.NAME` column per counter any level has), one row per
+/// level, an empty cell for null.
 struct PipelineExport {
     let pipeline: String
     let levels: [[(String, ScriptReport.Field)]]
+    let resilience: [(String, ScriptReport.Field)]?
 
-    init(pipeline: String, panes: [PaneState], specs: [LevelSpec]) {
+    init(pipeline: String, panes: [PaneState], specs: [LevelSpec],
+         resilience options: ResilienceOptions? = nil, statistics: ResilienceStatistics? = nil) {
         self.pipeline = pipeline
+        resilience = options.map { options in
+            let seconds = { (duration: Duration?) in ScriptReport.Field.double(duration.map { Double($0.nanoseconds) / 1e9 }) }
+            let count = { (figure: KeyPath<ResilienceStatistics, Int>) in ScriptReport.Field.int(statistics?[keyPath: figure]) }
+            return [
+                ("maxStaleSeconds", seconds(options.maxStale)), ("softTimeoutSeconds", seconds(options.softTimeout)),
+                ("hardTimeoutSeconds", seconds(options.hardTimeout)), ("refreshAhead", .double(options.refreshAhead)),
+                ("staleAnswers", count(\.staleAnswers)), ("softTimeouts", count(\.softTimeouts)),
+                ("hardTimeouts", count(\.hardTimeouts)), ("refreshesStarted", count(\.refreshesStarted)),
+                ("refreshesFailed", count(\.refreshesFailed)), ("refreshesDropped", count(\.refreshesDropped)),
+            ]
+        }
         levels = zip(panes, specs).map { pane, spec in
             let seconds = { (duration: Duration?) in duration.map { Double($0.nanoseconds) / 1e9 } }
             return ScriptReport.Level(pane).fields + [
@@ -56,6 +74,14 @@ struct PipelineExport {
         struct Report: Encodable {
             let pipeline: String
             let levels: [Level]
+            let resilience: Level?
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: ScriptReport.Level.Name.self)
+                try container.encode(pipeline, forKey: .init(stringValue: "pipeline"))
+                try container.encode(levels, forKey: .init(stringValue: "levels"))
+                try container.encode(resilience, forKey: .init(stringValue: "resilience"))
+            }
         }
         struct Level: Encodable {
             let fields: [(String, ScriptReport.Field)]
@@ -66,7 +92,7 @@ struct PipelineExport {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(Report(pipeline: pipeline, levels: levels.map(Level.init)))) ?? Data("{}".utf8)
+        let data = (try? encoder.encode(Report(pipeline: pipeline, levels: levels.map(Level.init), resilience: resilience.map(Level.init)))) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self) + "\n"
     }
 
