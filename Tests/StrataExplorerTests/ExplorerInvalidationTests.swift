@@ -81,7 +81,9 @@ import Testing
             // The dropped back-fill sends no event: the get does not wait for one.
             #expect(ContinuousClock.now - started < .milliseconds(1500), "the get waited (2 s) for a back-fill that was dropped")
             await model.pipeline.cache.waitForPendingWrites()
-            #expect(model.panes()[0].entries == 0, "L1 kept a value from an unwatched level")
+            // A back-fill that landed before the level's `.all` report was
+            // applied goes with it (the report loop may lag on a loaded machine).
+            #expect(await Self.poll { model.panes()[0].entries == 0 }, "L1 kept a value from an unwatched level")
             InotifyHub.failingPaths.withLock { $0[dir.path] = nil }
             _ = await model.execute(.get(key: "user:1"))  // watched again by this read
             #expect(!model.panes()[1].configuration.contains("not watched"), "\(model.panes()[1].configuration)")

@@ -144,29 +144,33 @@ extension DiskCacheLevel {
         let file = file(id)
         return entryLocks.withLock(id) {
             changes.noteOwnRename(id, record.fingerprint)
-            var forbidden = false
-            let code = landing.map { landing in
-                FileIO.withDeleteLock(path, exclusive: false) { () -> Int32 in
-                    if tombstones.forbid(id, readStart: landing.readStart) {
-                        forbidden = true
-                        return EEXIST
-                    }
-                    return strata_rename_noreplace(temp, file) == 0 ? 0 : errno
-                } ?? EAGAIN
-            } ?? (rename(temp, file) == 0 ? 0 : errno)
-            if forbidden {
-                changes.ownRenameFailed(id, record.fingerprint)
-                return .declined
+            let refused: StoreOutcome?
+            if let landing {
+                refused = land(temp, at: file, id: id, landing)
+            } else {
+                refused = rename(temp, file) == 0 ? nil : .failed(errno: errno)
             }
-            guard code == 0 else {
+            if let refused {
                 changes.ownRenameFailed(id, record.fingerprint)
-                return .failed(errno: code)
+                return refused
             }
             return state.withLock { state in
                 state.index.insert(id, record)
                 return .stored(victims: Self.noteEvicted(state.index.evictOverCapacity(), in: &state))
             }
         }
+    }
+
+    /// Renames a back-fill's `temp` to `file` if none is there and no
+    /// tombstone forbids it, under the shared delete lock; `nil` once renamed,
+    /// else why not (a tombstone's refusal is a decline, not a failure).
+    private func land(_ temp: String, at file: String, id: EntryID, _ landing: BackfillLanding) -> StoreOutcome? {
+        let refused = FileIO.withDeleteLock(path, exclusive: false) { () -> StoreOutcome? in
+            if tombstones.forbid(id, readStart: landing.readStart) { return .declined }
+            return strata_rename_noreplace(temp, file) == 0 ? nil : .failed(errno: errno)
+        }
+        guard let refused else { return .failed(errno: EAGAIN) }  // no lock
+        return refused
     }
 
     /// The version in `id`'s file if a back-fill may replace it: expired, or older than lost coherence.
