@@ -5,7 +5,9 @@ struct InspectedNode<Key: Hashable> {
     let cost: Int
     let expiresAt: Int64
     let writtenAt: UInt64
+    /// `.lru`'s count (under `.adaptive` the policy's, by ``policyID``).
     let hits: UInt32
+    let policyID: Int32
 
     /// Node `i` of `state`, if it holds a key unexpired at `now`.
     init?<Value>(of i: Int, in state: borrowing LRUShardState<Key, Value>, now: Int64) {
@@ -17,13 +19,14 @@ struct InspectedNode<Key: Hashable> {
         self.expiresAt = expiresAt
         writtenAt = state.nodes[i].writtenAt
         hits = state.nodes[i].hits
+        policyID = state.nodes[i].policyID
     }
 
     /// As the inspector lists it, `writtenNow` being the monotonic clock now.
-    func inspection(now: Int64, writtenNow: UInt64, frequency: Int?) -> KeyInspection {
+    func inspection(now: Int64, writtenNow: UInt64, frequency: Int?, hits: UInt32? = nil) -> KeyInspection {
         KeyInspection(key: key as? String ?? String(describing: key), size: cost,
                       age: .nanoseconds(Int64(clamping: writtenNow &- min(writtenAt, writtenNow))),
                       ttlLeft: KeyInspection.ttlLeft(expiresAt: expiresAt, now: now),
-                      hits: Int(hits), frequency: frequency)
+                      hits: Int(hits ?? self.hits), frequency: frequency)
     }
 }

@@ -37,10 +37,10 @@ struct LRUNode<Key: Hashable, Value> {
     @usableFromInline var next: Int32
     /// The entry's id in the level's ``AdaptivePolicy`` (-1 under `.lru`).
     @usableFromInline var policyID: Int32
-    /// Hits since the key entered the shard, for the inspector (saturating):
-    /// `.lru` counts them where a hit already stamps the node, `.adaptive`
-    /// when its buffered hits drain into the policy. In the padding after
-    /// `policyID` (`writtenAt` makes the node 8 bytes larger).
+    /// Hits since the key entered the shard, for the inspector (saturating),
+    /// counted where a hit already stamps the node; `.lru` only (`.adaptive`:
+    /// its policy counts them). In the padding after `policyID` (`writtenAt`
+    /// makes the node 8 bytes larger).
     @usableFromInline var hits: UInt32 = 0
     /// When the value was last written (set or back-fill; monotonic ns), for
     /// the inspector's age; a hit leaves it.

@@ -66,37 +66,18 @@ extension MemoryCacheLevel {
     }
 
     /// Applies one shard's buffered hits (a reader that filled its buffer drains
-    /// only that one, not locking out other shards' readers), and counts each
-    /// on its node for the inspector: here, not on the hit path. As lossy as
-    /// the buffer: hits dropped from a full buffer, and hits on an entry the
-    /// policy did not have yet (a write still pending), are not counted.
+    /// only that one, not locking out other shards' readers). The policy
+    /// counts each on its node for the inspector (``AdaptivePolicy/hits(_:hash:)``):
+    /// as lossy as the buffer, so hits dropped from a full buffer, and hits on
+    /// an entry the policy did not have yet (a write still pending), are not counted.
     @inlinable
     func drainReads(of shard: LRUShard<Key, Value>, into policy: inout AdaptivePolicy) {
         shard.state.withLock { state in
             let slots = shard.policyReads.slots
-            let count = state.policyReadCount
-            for k in 0..<count { policy.access(slots[k].id, hash: slots[k].hash) }
-            // A second pass, nodes and the policy's slots borrowed once (`access` moves no slot).
-            state.nodes.withUnsafeMutableBufferPointer { nodes in
-                policy.slots.withUnsafeBufferPointer { policySlots in
-                    for k in 0..<count { Self.countHit(slots[k], nodes: nodes, policySlots: policySlots) }
-                }
-            }
+            for k in 0..<state.policyReadCount { policy.access(slots[k].id, hash: slots[k].hash) }
             state.policyReadCount = 0
             shard.pendingReads.store(0, ordering: .relaxed)
         }
-    }
-
-    /// Counts a drained hit on its node, found by the policy's slot for its
-    /// id, if the node still has that id (the entry was not removed since).
-    @inlinable @inline(__always)
-    static func countHit(_ read: PolicyRead, nodes: UnsafeMutableBufferPointer<LRUNode<Key, Value>>,
-                         policySlots: UnsafeBufferPointer<Int32>) {
-        let id = Int(read.id)
-        guard id >= 0, id < policySlots.count else { return }
-        let i = Int(policySlots[id])
-        guard i >= 0, i < nodes.count, nodes[i].policyID == read.id, nodes[i].key?.hash == read.hash else { return }
-        nodes[i].hits.addSaturating(1)
     }
 
     @inlinable

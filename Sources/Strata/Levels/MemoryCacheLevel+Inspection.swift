@@ -30,9 +30,12 @@ extension MemoryCacheLevel: InspectableLevel {
                 }
             }
         }
-        let frequencies = isAdaptive ? withPolicy { policy in found.map { policy.sketch.frequency($0.hash) } } : nil
+        // Under `.adaptive` the policy has the frequency and hits (0 for an entry not admitted yet).
+        let figures = isAdaptive ? withPolicy { policy in
+            found.map { (policy.sketch.frequency($0.hash), policy.hits($0.policyID, hash: $0.hash) ?? 0) }
+        } : nil
         return found.enumerated().map { index, node in
-            node.inspection(now: now, writtenNow: written, frequency: frequencies?[index])
+            node.inspection(now: now, writtenNow: written, frequency: figures?[index].0, hits: figures?[index].1)
         }
     }
 
@@ -48,24 +51,26 @@ extension MemoryCacheLevel: InspectableLevel {
         let now = clock.now().nanosecondsSince1970, written = monotonicNanoseconds()
         var heap = TopHeap<KeyInspection>(limit: count, isHigher: KeyInspection.isHotter)
         var examined = 0
-        func walk(_ state: inout LRUShardState<Key, Value>, _ sketch: FrequencySketch?) {
+        // `policy`: under `.adaptive`, its frequency estimate and hits.
+        func walk(_ state: inout LRUShardState<Key, Value>, _ policy: AdaptivePolicy?) {
             // By index: copying a whole node would retain its key and value.
             for i in state.nodes.indices {
                 let expiresAt = state.nodes[i].expiresAt
                 guard let hash = state.nodes[i].key?.hash, expiresAt == 0 || now < expiresAt else { continue }
                 examined += 1
-                let frequency = sketch?.frequency(hash)
-                let heat = (frequency ?? 0, Int(state.nodes[i].hits))
+                let frequency = policy?.sketch.frequency(hash)
+                let hits = policy.map { $0.hits(state.nodes[i].policyID, hash: hash) ?? 0 } ?? state.nodes[i].hits
+                let heat = (frequency ?? 0, Int(hits))
                 // Below the least kept: not built (a tie is, to rank by key).
                 guard heat != (0, 0), heap.lowest.map({ heat >= $0.heat }) ?? true,
                       let node = InspectedNode(of: i, in: state, now: now) else { continue }
-                heap.offer(node.inspection(now: now, writtenNow: written, frequency: frequency))
+                heap.offer(node.inspection(now: now, writtenNow: written, frequency: frequency, hits: hits))
             }
         }
         guard count > 0 else { return HotKeys(keys: [], examined: 0, isWholeLevel: true) }
         for shard in shards {
             if isAdaptive {
-                withPolicy { policy in shard.state.withLock { walk(&$0, policy.sketch) } }
+                withPolicy { policy in shard.state.withLock { walk(&$0, policy) } }
             } else {
                 shard.state.withLock { walk(&$0, nil) }
             }

@@ -86,6 +86,10 @@ struct PolicyNode: Sendable {
     @usableFromInline var region: PolicyRegion
     @usableFromInline var prev: Int32 = -1
     @usableFromInline var next: Int32 = -1
+    /// Uses since the entry was admitted (saturating), for the inspector: in
+    /// the padding after `next` (the node stays 32 bytes), counted by
+    /// ``AdaptivePolicy/access(_:hash:)`` on the line it already touches.
+    @usableFromInline var hits: UInt32 = 0
 
     @inlinable init(hash: Int, cost: Int, region: PolicyRegion) {
         self.hash = hash
@@ -304,10 +308,17 @@ struct AdaptivePolicy: Sendable {
         guard id >= 0, Int(id) < nodes.count, nodes[Int(id)].region != .free, nodes[Int(id)].hash == hash else { return }
         // Requested again at once: one use (see the notes above).
         if window.last != id { sketch.increment(hash) }
+        nodes[Int(id)].hits.addSaturating(1)
         if nodes[Int(id)].region == .probation {
             adapter.recordProbationHit(probation: probation.count, entries: totalCount)
         }
         touch(id)
+    }
+
+    /// The uses of `id` counted by ``access(_:hash:)``, if `id` is still the entry of `hash`.
+    @inlinable func hits(_ id: Int32, hash: Int) -> UInt32? {
+        guard id >= 0, Int(id) < nodes.count, nodes[Int(id)].region != .free, nodes[Int(id)].hash == hash else { return nil }
+        return nodes[Int(id)].hits
     }
 
     /// Moves `id` to the most recent end of its region (promoting from probation).
