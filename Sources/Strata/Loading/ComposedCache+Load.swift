@@ -14,7 +14,17 @@ extension ComposedCache {
     /// `load`, kept `ttl` (`nil`: the levels' own TTLs) in every level; with
     /// `jitter`, up to that much longer, at random, so that keys loaded
     /// together do not all expire (and reload) together.
+    @inlinable
     public func get(_ key: Key, ttl: Duration?, jitter: Duration = .zero,
+                    load: @escaping @Sendable (Key) async throws -> Value) async throws -> Value {
+        // A hit the top level answers without suspending is the answer (no load machinery).
+        if let value = upper.synchronousValue(forKey: key) { return value }
+        return try await loadingGet(key, ttl: ttl, jitter: jitter, load: load)
+    }
+
+    /// ``get(_:ttl:jitter:load:)`` past the top level's synchronous read.
+    @usableFromInline
+    func loadingGet(_ key: Key, ttl: Duration?, jitter: Duration,
                     load: @escaping @Sendable (Key) async throws -> Value) async throws -> Value {
         try await FetchError.getting(key, in: name) { try await loadEntry(key, ttl: ttl, jitter: jitter, load: load).entry.value }
     }
@@ -38,7 +48,15 @@ extension ComposedCache {
     /// (`nil`), remembered for its TTL so that the loader is not asked again
     /// meanwhile (in this process; a write of the key through the stack or
     /// reported from below forgets it).
+    @inlinable
     public func get(_ key: Key, load: @escaping @Sendable (Key) async throws -> Loaded<Value>) async throws -> Value? {
+        if let value = upper.synchronousValue(forKey: key) { return value }
+        return try await loadingGet(key, load: load)
+    }
+
+    /// ``get(_:load:)`` past the top level's synchronous read.
+    @usableFromInline
+    func loadingGet(_ key: Key, load: @escaping @Sendable (Key) async throws -> Loaded<Value>) async throws -> Value? {
         try await FetchError.getting(key, in: name) { try await loadThrough(key, load, consultingNotFound: true).entry?.value }
     }
 
