@@ -105,13 +105,17 @@ import Testing
         try await composed.remove("k")
         await #expect(throws: FetchError.valueNotInCache) { try await composed.get("k") }
 
-        // Levels that must suspend (and wrappers that count) answer nothing synchronously.
+        // An instrumented level answers synchronously what the level inside
+        // does, counting each hit; a miss there counts nothing (the get that
+        // goes on counts it). Levels that must suspend answer nothing.
         let instrumented = top.instrumented(name: "L1")
         let observed = erase(instrumented)
         try top.store(3, forKey: "i")
-        #expect(observed.synchronousValue(forKey: "i") == nil)
+        #expect(observed.synchronousValue(forKey: "i") == 3)
+        #expect(observed.synchronousValue(forKey: "absent") == nil)
         #expect(try await observed.get("i") == 3)
-        #expect(instrumented.statistics.snapshot().hits == 1, "an instrumented level keeps counting every hit")
+        let counted = instrumented.statistics.snapshot()
+        #expect(counted.hits == 2 && counted.misses == 0 && counted.gets == 2, "an instrumented level keeps counting every hit: \(counted)")
         #expect(erase(origin).synchronousValue(forKey: "k") == nil)
         #expect(memory.normalize().synchronousValue(forKey: "a") == 1)
     }

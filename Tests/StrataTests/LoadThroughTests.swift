@@ -270,3 +270,41 @@ import Testing
         func onMemoryWarning() async {}
     }
 }
+
+/// A loading get answered by the top level's synchronous read counts as the
+/// async get would: one hit on an instrumented top level (one get, one
+/// event when observed), nothing below, the loader never called; a miss
+/// counts one miss, not two.
+@Suite struct LoadingGetFastPathTests {
+    @Test func aSynchronousHitOnAnInstrumentedTopCountsOnceAndAMissOnce() async throws {
+        let top = MemoryCacheLevel<String, String>(capacity: 1 << 20).instrumented(name: "L1")
+        let below = MemoryCacheLevel<String, String>(capacity: 1 << 20).instrumented(name: "L2")
+        let stack = top + below
+        let loads = Atomic<Int>(0)
+        let load: @Sendable (String) async throws -> String = { key in loads.add(1, ordering: .relaxed); return "v-\(key)" }
+        try await top.set("held", forKey: "k")
+        #expect(try await stack.get("k", ttl: .seconds(60), load: load) == "held")
+        #expect(loads.load(ordering: .relaxed) == 0)
+        var l1 = top.statistics.snapshot(), l2 = below.statistics.snapshot()
+        #expect(l1.gets == 1 && l1.hits == 1 && l1.misses == 0, "\(l1)")
+        #expect(l2.gets == 0)
+        #expect(try await stack.get("other", ttl: .seconds(60), load: load) == "v-other")
+        await stack.waitForPendingWrites()
+        l1 = top.statistics.snapshot(); l2 = below.statistics.snapshot()
+        #expect(l1.gets == 2 && l1.hits == 1 && l1.misses == 1, "a miss counted once: \(l1)")
+        #expect(l2.gets == 1 && l2.misses == 1)
+        #expect(loads.load(ordering: .relaxed) == 1)
+    }
+
+    @Test func anObservedOrTracedHitIsReportedOnce() async throws {
+        let top = MemoryCacheLevel<String, String>(capacity: 1 << 20).instrumented(name: "L1")
+        let stack = top + MemoryCacheLevel<String, String>(capacity: 1 << 20)
+        try await top.set("held", forKey: "k")
+        let trace = RequestTrace()
+        let value = try await trace.record { try await stack.get("k", ttl: .seconds(60)) { _ in "loaded" } }
+        #expect(value == "held")
+        let hits = trace.events.filter { $0.level == "L1" && $0.outcome == .hit }
+        #expect(hits.count == 1, "\(trace.events)")
+        #expect(top.statistics.snapshot().hits == 1)
+    }
+}

@@ -33,17 +33,24 @@ final class CounterStripe: Sendable {
 
     /// `true` for about one get in `2^shift`, at random, and for the first.
     @inlinable func sample(shift: UInt64) -> Bool {
+        let draw = nextSample(shift: shift)
+        take(draw)
+        return draw.sampled
+    }
+
+    /// ``sample(shift:)``'s next answer, not taken yet: a get that may not
+    /// count here (a synchronous read that missed) leaves it to the get that does.
+    @inlinable func nextSample(shift: UInt64) -> (sampled: Bool, state: UInt64) {
         var x = sampler.load(ordering: .relaxed)
-        if x == 0 {
-            sampler.store(seed, ordering: .relaxed)
-            return true
-        }
+        if x == 0 { return (true, seed) }
         x ^= x << 13
         x ^= x >> 7
         x ^= x << 17
-        sampler.store(x, ordering: .relaxed)
-        return x >> (64 - shift) == 0
+        return (x >> (64 - shift) == 0, x)
     }
+
+    /// Takes a draw of ``nextSample(shift:)``.
+    @inlinable func take(_ draw: (sampled: Bool, state: UInt64)) { sampler.store(draw.state, ordering: .relaxed) }
 
     /// Adds this stripe's counts to `s`.
     func add(into s: inout StatisticsSnapshot) {

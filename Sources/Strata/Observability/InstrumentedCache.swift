@@ -60,6 +60,24 @@ public struct InstrumentedCache<Inner: CacheLevel>: WrapperLevel {
         return value
     }
 
+    /// A hit the level inside answers without suspending, counted (and
+    /// timed, one in 16) as ``getIfPresent(_:)`` counts it; `nil` (nothing
+    /// counted) on a miss, and whenever events or traces are wanted: the get
+    /// that goes on counts and reports it.
+    @inlinable
+    public func synchronousValue(forKey key: Key) -> Value? {
+        guard !watched else { return nil }
+        let stripe = counters.stripe
+        // Whether to time it, drawn as a get draws it but taken only by a hit:
+        // a miss leaves the draw to the get that goes on (the first is timed).
+        let draw = stripe.nextSample(shift: counters.sampleShift)
+        let start = draw.sampled ? monotonicNanoseconds() : 0
+        guard let value = inner.synchronousValue(forKey: key) else { return nil }
+        stripe.take(draw)
+        getFinished(key, hit: true, stripe: stripe, start: start)
+        return value
+    }
+
     @inlinable
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         let (stripe, start) = getStarted()
