@@ -56,6 +56,8 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
     /// Last known values; `nil` when fail-safe is off.
     @usableFromInline let known: LastKnownValues<Key, Value>?
     @usableFromInline let clock: any CacheClock
+    /// The inner level's synchronous entry read, taken once (as ``CacheLevel/normalize()`` does).
+    @usableFromInline let synchronousEntry: (@Sendable (Key) -> CacheEntry<Value>?)?
     let counters = ResilienceCounters()
     /// Refreshes ahead of expiry under way, and their keys.
     let refreshes = BackfillTracker(failure: "refresh ahead failed")
@@ -73,6 +75,7 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
         self.inner = inner
         self.options = options
         self.clock = levelClock(of: inner) ?? SystemClock()
+        self.synchronousEntry = inner.synchronousRead?.entry
         self.known = options.maxStale.map { _ in LastKnownValues(capacity: options.capacity) }
         self.loadTimes = options.refreshAhead.map { _ in LoadTimes(capacity: options.capacity) }
         guard known != nil else { return }
@@ -105,7 +108,13 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         // The ticket before the read: a set between the two must void it.
         let ticket = known?.beginRead(key)
-        if let value = inner.synchronousValue(forKey: key) {
+        // The entry, not only the value: a level above back-fills its deadline.
+        if let read = synchronousEntry {
+            if let entry = read(key) {
+                known?.settle(entry.value, forKey: key, ticket: ticket, at: clock.now())
+                return entry
+            }
+        } else if let value = inner.synchronousValue(forKey: key) {  // a level with a value read only
             known?.settle(value, forKey: key, ticket: ticket, at: clock.now())
             return CacheEntry(value: value)
         }
