@@ -28,13 +28,7 @@ extension DiskCacheLevel {
     /// own, and a back-fill replaces them.
     public func lostCoherence() {
         let now = EntryFingerprint.nextCreationTime()
-        // Only forward: an earlier call finishing later must not move it back.
-        var current = coherentSince.load(ordering: .relaxed)
-        while current < now {
-            let (exchanged, original) = coherentSince.compareExchange(expected: current, desired: now, ordering: .relaxed)
-            if exchanged { break }
-            current = original
-        }
+        advanceCoherentSince(to: now)
         let mark = path + "/" + Self.coherenceMarkName
         // Read, compared and written under the directory's lock: two levels
         // (or processes) losing coherence at once leave the later instant.
@@ -46,6 +40,17 @@ extension DiskCacheLevel {
         if let failure {
             logger.warning("cannot keep the coherence mark; disk levels opened on this directory later may serve entries written before it",
                            metadata: ["file": "\(mark)", "error": "\(failure)"])
+        }
+    }
+
+    /// Entries created before `instant` read as misses in this level from now on.
+    /// Only forward: an earlier call finishing later must not move it back.
+    func advanceCoherentSince(to instant: Int64) {
+        var current = coherentSince.load(ordering: .relaxed)
+        while current < instant {
+            let (exchanged, original) = coherentSince.compareExchange(expected: current, desired: instant, ordering: .relaxed)
+            if exchanged { break }
+            current = original
         }
     }
 

@@ -8,12 +8,15 @@ import Darwin
 extension DiskCacheLevel {
     /// Deletes every entry file in the directory (other processes' too) and
     /// dead writers' temporary files. Does nothing once the level is shut down.
+    /// Entries it could not delete (a filesystem turned read-only) read as
+    /// misses in this level from then on, as after ``lostCoherence()``.
     public func clear() async {
         guard gate.enter() else { return }
         defer { gate.leave() }
         defer { changes.reportOwnWrite(.all) }
         let path = self.path, changes = self.changes, tombstones = self.tombstones, logger = self.logger
-        await offload { [self] in
+        let clearedAt = EntryFingerprint.nextCreationTime()
+        let kept = await offload { [self] in
             // First the tombstone of all: no back-fill whose read began
             // before lands after this clear has passed its file (nor in the
             // directory created again if it was deleted).
@@ -28,15 +31,25 @@ extension DiskCacheLevel {
             // The delete lock, per file: no other process's checked delete
             // puts back a version after this clear has passed its file (and
             // none waits for the whole scan).
+            var kept = 0
             FileIO.withDirectoryLock(path) {
                 for name in FileIO.listDirectory(path) {
                     guard let id = EntryID(fileName: name) else { continue }
                     changes.noteOwnDelete(id)
-                    if FileIO.withDeleteLock(path, exclusive: false, { unlink(path + "/" + name) }) != 0 {
+                    let code = FileIO.withDeleteLock(path, exclusive: false, { unlink(path + "/" + name) == 0 ? 0 : errno }) ?? 0
+                    if code != 0 {
                         changes.ownDeleteFailed(id)
+                        if code != ENOENT { kept += 1 }
                     }
                 }
             }
+            return kept
+        }
+        if kept > 0 {
+            // Still on disk: not served here, whatever the filesystem allows.
+            advanceCoherentSince(to: clearedAt)
+            logger.warning("clear could not delete every entry; they read as misses in this level",
+                           metadata: ["directory": "\(path)", "kept": "\(kept)"])
         }
         state.withLock { $0.reset() }
     }
