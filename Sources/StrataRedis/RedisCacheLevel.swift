@@ -154,6 +154,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                  name: String, invalidatesLevelsAbove: Bool, leases: Bool, keyLayout: RedisKeyLayout, outageBacklog: Int) throws {
         let configuration = client.configuration
         let prefix = try RedisKeyLayout.normalizedPrefix(prefix)
+        self.defaultTTL = try ExpiryError.checked(defaultTTL: defaultTTL)
         self.keyLayout = keyLayout
         self.ownsClient = ownsClient
         prefixClaim = keyLayout == .natural
@@ -161,7 +162,6 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
         self.prefix = prefix
         self.client = client
         self.codec = codec
-        self.defaultTTL = defaultTTL
         self.name = name
         self.invalidatesLevelsAbove = invalidatesLevelsAbove
         self.leases = leases

@@ -13,6 +13,16 @@ public enum ExpiryError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
+extension ExpiryError {
+    /// `ttl`, a level's `defaultTTL:`, if it is `nil` or zero or more; else
+    /// throws ``invalidTTL(_:)`` naming it (a level that stored every entry
+    /// already expired would keep nothing, without a word).
+    @usableFromInline package static func checked(defaultTTL ttl: Duration?) throws -> Duration? {
+        if let ttl, !(ttl >= .zero) { throw ExpiryError.invalidTTL("\(ttl) (defaultTTL)") }
+        return ttl
+    }
+}
+
 /// When entries written through ``CacheLevel/expires(at:)`` expire.
 ///
 /// Any date and any duration is accepted: far-future dates and durations too

@@ -223,8 +223,15 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
             removeStored(key)
             throw MemoryCacheError.valueTooLarge(cost: cost, capacity: capacity)
         }
-        let deadline = defaultTTL == nil
-            ? expiresAt : StoredDeadline.resolve(given: expiresAt, backfill: backfill) { defaultTTL.map { clock.now().advanced(by: $0) } }
+        let deadline: CacheInstant?
+        do {
+            deadline = defaultTTL == nil ? expiresAt : try StoredDeadline.resolve(given: expiresAt, backfill: backfill) {
+                try ExpiryError.checked(defaultTTL: defaultTTL).map { clock.now().advanced(by: $0) }
+            }
+        } catch {
+            removeStored(key)  // a negative defaultTTL: as a refused value, no older one stays
+            throw error
+        }
         let hashed = HashedKey(key)
         if isAdaptive {
             withShard(for: hashed) { adaptiveStore(value, forKey: hashed, in: $0, cost: cost, deadline: deadline) }

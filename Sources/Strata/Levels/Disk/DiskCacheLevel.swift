@@ -90,7 +90,7 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
 
     /// A disk level in `directory` (created 0700 if missing), at most `capacity`
     /// bytes of files. Throws ``DiskCacheError/directoryNotWritable(path:errno:)``
-    /// if unusable; garbage, stale temporary files and corrupt entries are cleaned.
+    /// if unusable, ``ExpiryError/invalidTTL(_:)`` for a negative `defaultTTL`; garbage, stale temporary files and corrupt entries are cleaned.
     public init(
         name: String = "disk",
         directory: URL? = nil,
@@ -111,7 +111,7 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
         self.codec = codec
         self.policy = policy
         self.state = Mutex(State(index: DiskIndex(policy: policy, capacity: capacity)))
-        self.defaultTTL = defaultTTL
+        self.defaultTTL = try ExpiryError.checked(defaultTTL: defaultTTL)
         let codecName = codec.name
         // The codec's name is hashed in: see **Format** above.
         self.keyBytes = { key in Array(codecName.utf8) + [0] + keyBytes(key) }
