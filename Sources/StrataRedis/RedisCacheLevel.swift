@@ -154,7 +154,7 @@ public final class RedisCacheLevel<Key: CacheKeyConvertible, Value: Sendable>: E
                  name: String, invalidatesLevelsAbove: Bool, leases: Bool, keyLayout: RedisKeyLayout, outageBacklog: Int) throws {
         let configuration = client.configuration
         let prefix = try RedisKeyLayout.normalizedPrefix(prefix)
-        self.defaultTTL = try ExpiryError.checked(defaultTTL: defaultTTL)
+        self.defaultTTL = try ExpiryError.checked(defaultTTL, role: "defaultTTL")
         self.keyLayout = keyLayout
         self.ownsClient = ownsClient
         prefixClaim = keyLayout == .natural

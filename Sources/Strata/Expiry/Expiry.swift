@@ -14,11 +14,13 @@ public enum ExpiryError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 extension ExpiryError {
-    /// `ttl`, a level's `defaultTTL:`, if it is `nil` or zero or more; else
-    /// throws ``invalidTTL(_:)`` naming it (a level that stored every entry
-    /// already expired would keep nothing, without a word).
-    @usableFromInline package static func checked(defaultTTL ttl: Duration?) throws -> Duration? {
-        if let ttl, !(ttl >= .zero) { throw ExpiryError.invalidTTL("\(ttl) (defaultTTL)") }
+    /// `ttl` if it is `nil` or zero or more; else throws ``invalidTTL(_:)``
+    /// naming it, and `role` after it (`"defaultTTL"`) when given. A negative
+    /// TTL taken as "already expired" would make a level, or a loading get,
+    /// keep nothing, without a word.
+    @discardableResult
+    @usableFromInline package static func checked(_ ttl: Duration?, role: String? = nil) throws -> Duration? {
+        if let ttl, !(ttl >= .zero) { throw ExpiryError.invalidTTL(role.map { "\(ttl) (\($0))" } ?? "\(ttl)") }
         return ttl
     }
 }

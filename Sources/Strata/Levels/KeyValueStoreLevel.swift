@@ -71,7 +71,7 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
         self.name = name
         self.file = directory.appendingPathComponent(safe + ".plist")
         self.codec = codec
-        self.defaultTTL = try ExpiryError.checked(defaultTTL: defaultTTL)
+        self.defaultTTL = try ExpiryError.checked(defaultTTL, role: "defaultTTL")
         self.clock = clock
     }
 

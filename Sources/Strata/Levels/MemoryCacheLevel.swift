@@ -226,7 +226,7 @@ public final class MemoryCacheLevel<Key: Hashable & Sendable, Value: Sendable>: 
         let deadline: CacheInstant?
         do {
             deadline = defaultTTL == nil ? expiresAt : try StoredDeadline.resolve(given: expiresAt, backfill: backfill) {
-                try ExpiryError.checked(defaultTTL: defaultTTL).map { clock.now().advanced(by: $0) }
+                try ExpiryError.checked(defaultTTL, role: "defaultTTL").map { clock.now().advanced(by: $0) }
             }
         } catch {
             removeStored(key)  // a negative defaultTTL: as a refused value, no older one stays

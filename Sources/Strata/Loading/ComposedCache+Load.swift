@@ -17,8 +17,9 @@ extension ComposedCache {
     @inlinable
     public func get(_ key: Key, ttl: Duration?, jitter: Duration = .zero,
                     load: @escaping @Sendable (Key) async throws -> Value) async throws -> Value {
-        // A hit the top level answers without suspending is the answer (no load machinery).
-        if let value = upper.synchronousValue(forKey: key) { return value }
+        // A hit the top level answers without suspending is the answer (no
+        // load machinery); a negative TTL goes on, to be refused as bad input.
+        if ttl.map({ $0 >= .zero }) ?? true, let value = upper.synchronousValue(forKey: key) { return value }
         return try await loadingGet(key, ttl: ttl, jitter: jitter, load: load)
     }
 
@@ -32,6 +33,7 @@ extension ComposedCache {
     /// ``get(_:ttl:jitter:load:)``'s entry, and whether a level had it.
     package func loadEntry(_ key: Key, ttl: Duration?, jitter: Duration,
                            load: @escaping @Sendable (Key) async throws -> Value) async throws -> (entry: CacheEntry<Value>, cached: Bool) {
+        try ExpiryError.checked(ttl)
         let loaded: @Sendable (Key) async throws -> Loaded<Value> = { key in .value(try await load(key), ttl: Self.jittered(ttl, jitter)) }
         // This loader always finds a value: a miss remembered by another is not its answer.
         let (entry, cached) = try await loadThrough(key, loaded, consultingNotFound: false)
@@ -179,6 +181,7 @@ extension ComposedCache where Key: Hashable {
     /// (``get(_:ttl:jitter:load:)`` does).
     public func getAll(_ keys: [Key], ttl: Duration?, jitter: Duration = .zero,
                        load: @escaping @Sendable ([Key]) async throws -> [Key: Value]) async throws -> [Key: Value] {
+        _ = try await FetchError.getting(keys, in: name) { try ExpiryError.checked(ttl) }
         var seen = Set<Key>()
         let unique = keys.filter { seen.insert($0).inserted }
         var answer: [Key: Value] = [:]

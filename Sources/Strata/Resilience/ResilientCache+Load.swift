@@ -10,7 +10,8 @@ extension ResilientCache {
                                   load: @escaping @Sendable (Key) async throws -> Value) async throws -> Value
     where Inner == ComposedCache<Upper, Lower> {
         let entry = try await FetchError.getting(key, in: name) {
-            try await guarded(key) { [inner, weak self] in
+            try ExpiryError.checked(ttl)  // bad input, not a failure to answer stale
+            return try await guarded(key) { [inner, weak self] in
                 let (entry, cached) = try await inner.loadEntry(key, ttl: ttl, jitter: jitter, load: load)
                 if cached {
                     self?.refreshIfDue(entry, key, ttl: ttl, jitter: jitter, load: load)

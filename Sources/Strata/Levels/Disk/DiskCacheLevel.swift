@@ -111,7 +111,7 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
         self.codec = codec
         self.policy = policy
         self.state = Mutex(State(index: DiskIndex(policy: policy, capacity: capacity)))
-        self.defaultTTL = try ExpiryError.checked(defaultTTL: defaultTTL)
+        self.defaultTTL = try ExpiryError.checked(defaultTTL, role: "defaultTTL")
         let codecName = codec.name
         // The codec's name is hashed in: see **Format** above.
         self.keyBytes = { key in Array(codecName.utf8) + [0] + keyBytes(key) }
