@@ -44,5 +44,9 @@ import Testing
         #expect(NcursesBackend.mouse(2 << 15, x: 0, y: 0)?.kind == .wheelUp)
         #expect(NcursesBackend.mouse(2 << 20, x: 0, y: 0)?.kind == .wheelDown)
         #expect(NcursesBackend.mouse(1, x: 0, y: 0) == nil, "a release")
+        // A press and its release read together come merged into a click (or a double click).
+        #expect(NcursesBackend.mouse(4, x: 5, y: 6) == MouseEvent(.press, x: 5, y: 6))
+        #expect(NcursesBackend.mouse(8, x: 5, y: 6) == MouseEvent(.press, x: 5, y: 6))
+        #expect(NcursesBackend.mouse(2 << 5, x: 0, y: 0) == nil, "button 2")
     }
 }

@@ -69,14 +69,28 @@ import Testing
         let command = "env TERM=xterm-256color LC_ALL=C.UTF-8 XDG_STATE_HOME=\(state) \(E2E.binary) --config \(config)"
         try tmux("new-session", "-d", "-s", "ui", "-x", "100", "-y", "34", command + "; sleep 30")
         _ = await tmux.waitFor { $0.contains("events") }
+        try tmux("send-keys", "-t", "ui", ":load loop 20 50", "Enter")
+        _ = await tmux.waitFor { (Self.gets("L1", in: $0) ?? 0) > 0 }
         // Row 9, column 11 (1-based) is inside L2's pane (rows 7-11).
         try tmux("send-keys", "-t", "ui", "-l", "\u{1B}[<0;11;9M")
         try tmux("send-keys", "-t", "ui", "-l", "\u{1B}[<0;11;9m")
         let clicked = await tmux.waitFor { $0.contains("╔═ L2 ") }
         #expect(clicked.contains("╔═ L2 "), "L2 focused by the click:\n\(clicked)")
+        // The release that ends the click leaves the explorer running: the
+        // workload's figures keep coming with no key pressed after it (ncurses
+        // read on, blocking, after a release outside its mouse mask: no frame
+        // until the next key).
+        let before = Self.gets("L1", in: clicked) ?? 0
+        let later = await tmux.waitFor(30) { (Self.gets("L1", in: $0) ?? 0) >= before + 20 }
+        #expect((Self.gets("L1", in: later) ?? 0) >= before + 20, "L1's gets went on from \(before):\n\(later)")
         try tmux("send-keys", "-t", "ui", "-l", "\u{1B}[<65;11;25M")
         let wheeled = await tmux.waitFor { $0.contains("╔═ events") }
         #expect(wheeled.contains("╔═ events") && !wheeled.contains("╔═ L2 "), "the wheel moved to the log:\n\(wheeled)")
+        // A press and its release in one write (ncurses reads them together
+        // and reports a click): row 3 is inside L1's pane.
+        try tmux("send-keys", "-t", "ui", "-l", "\u{1B}[<0;11;3M\u{1B}[<0;11;3m")
+        let clickedL1 = await tmux.waitFor(30) { $0.contains("╔═ L1 ") }
+        #expect(clickedL1.contains("╔═ L1 ") && !clickedL1.contains("╔═ events"), "L1 focused by the click:\n\(clickedL1)")
         try tmux("send-keys", "-t", "ui", "q")
         _ = await tmux.waitFor { !$0.contains("events") }
 
@@ -88,5 +102,13 @@ import Testing
         let ignored = await tmux.waitFor { $0.contains("get after-click") }
         #expect(!ignored.contains("╔═"), "no pane focused with --no-mouse:\n\(ignored)")
         try tmux("send-keys", "-t", "ui", "Escape", "q")
+    }
+
+    /// The gets `level`'s pane shows (its border plain or focused).
+    static func gets(_ level: String, in screen: String) -> Int? {
+        let lines = screen.components(separatedBy: "\n")
+        guard let top = lines.firstIndex(where: { $0.hasPrefix("╭─ \(level) ") || $0.hasPrefix("╔═ \(level) ") }),
+              top + 1 < lines.count, let match = lines[top + 1].firstMatch(of: /gets (\d+)/) else { return nil }
+        return Int(match.output.1)
     }
 }

@@ -49,10 +49,13 @@ public final class NcursesBackend {
         keypad(window, true)
         nodelay(window, true)
         if mouse {
-            // Button 1 press and the wheel (buttons 4 and 5). The masks are
-            // macros Swift cannot import; these are their values in
-            // ncurses 6 (NCURSES_MOUSE_VERSION 2): pressed = 2 << ((button - 1) * 5).
-            _ = mousemask(mmask_t(Self.button1Pressed | Self.button4Pressed | Self.button5Pressed), nil)
+            // Every button event is asked for, though only button 1's press
+            // and the wheel (buttons 4 and 5) are used (``mouse(_:x:y:)``):
+            // a report outside the mask (the release every click ends with)
+            // makes ncurses read on for another key, blocking in read(2)
+            // even in nodelay mode, so no frame, tick or resize was served
+            // until the next key.
+            _ = mousemask(mmask_t(Self.allButtonEvents), nil)
             _ = mouseinterval(0)
         }
         curs_set(0)
@@ -196,15 +199,22 @@ public final class NcursesBackend {
         return pending.removeFirst()
     }
 
-    static let button1Pressed: UInt = 2
-    static let button4Pressed: UInt = 2 << 15
-    static let button5Pressed: UInt = 2 << 20
+    // The masks are macros Swift cannot import; these are their values in
+    // ncurses 6 (NCURSES_MOUSE_VERSION 2): button N's events are
+    // released 1, pressed 2, clicked 4, double- 8 and triple-clicked 16,
+    // shifted left by (N - 1) * 5.
+    /// A button went down: pressed, or a press ncurses merged with its
+    /// release into a click (when both arrive in one read, as under load).
+    static let wentDown: UInt = 2 | 4 | 8 | 16
+    /// `ALL_MOUSE_EVENTS`: press, release and clicks of buttons 1-5 and the
+    /// modifiers, everything below `REPORT_MOUSE_POSITION` (1 << 28: motion, not asked for).
+    static let allButtonEvents: UInt = (1 << 28) - 1
 
-    /// A mouse report as the explorer's event (other buttons are ignored).
+    /// A mouse report as the explorer's event (other buttons, and releases, are ignored).
     static func mouse(_ state: UInt, x: Int, y: Int) -> MouseEvent? {
-        if state & button4Pressed != 0 { return MouseEvent(.wheelUp, x: x, y: y) }
-        if state & button5Pressed != 0 { return MouseEvent(.wheelDown, x: x, y: y) }
-        if state & button1Pressed != 0 { return MouseEvent(.press, x: x, y: y) }
+        if state & (wentDown << 15) != 0 { return MouseEvent(.wheelUp, x: x, y: y) }
+        if state & (wentDown << 20) != 0 { return MouseEvent(.wheelDown, x: x, y: y) }
+        if state & wentDown != 0 { return MouseEvent(.press, x: x, y: y) }
         return nil
     }
 
