@@ -4,6 +4,8 @@
 public struct InspectorInput: Equatable, Sendable {
     /// The inspected level (index, top first).
     public var level: Int
+    /// Its side in compare mode (A outside it).
+    public var side: ComparisonModel.Side
     public var sort: InspectorColumn = .frequency
     public var descending = true
     /// Keys shown contain this (case-insensitive); it changes as the `/` line is typed.
@@ -15,8 +17,9 @@ public struct InspectorInput: Equatable, Sendable {
     /// The selected key's preview is open.
     public var preview = false
 
-    public init(level: Int) {
+    public init(level: Int, side: ComparisonModel.Side = .a) {
         self.level = level
+        self.side = side
     }
 
     /// What a key did in the inspector.

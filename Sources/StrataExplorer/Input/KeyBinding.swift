@@ -13,6 +13,8 @@ public struct KeyBinding: Sendable {
         case flipToggle
         case cycleTheme, faster, slower, help, redraw
         case focusNext, focusPrevious, down, up, pageDown, pageUp, newest
+        /// Compare mode: focus side A's (left) or side B's (right) level of the same row.
+        case sideA, sideB
         case zoom, compact, filter, clearFocused, detail, back
         /// Documented here, handled by the line being edited (editing keys).
         case lineEditing
@@ -59,6 +61,8 @@ public struct KeyBinding: Sendable {
         KeyBinding([], "", triggers: [.backTab], .focusPrevious),
         KeyBinding(["j", "↓"], "next pane down; log: older event; inspector: next key", triggers: chars("j") + [.down], .down),
         KeyBinding(["k", "↑"], "next pane up; log: newer event; inspector: previous key", triggers: chars("k") + [.up], .up),
+        KeyBinding(["←", "→"], "compare mode: focus A's / B's level of the same row", triggers: [.left], .sideA),
+        KeyBinding([], "", triggers: [.right], .sideB),
         KeyBinding(["PgDn", "PgUp"], "scroll the event log (it takes the focus)", triggers: [.pageDown], .pageDown),
         KeyBinding([], "", triggers: [.pageUp], .pageUp),
         KeyBinding(["Home"], "the newest event (the log focused)", triggers: [.home], .newest),

@@ -37,8 +37,19 @@ public struct InputController: Equatable, Sendable {
     public var commandCursor: Int { line?.charactersAfterCursor ?? 0 }
     /// What Tab completes against (the app fills in levels, toggles, themes).
     public var completion = Completion()
+    /// Compare mode: each side's levels, which focus moves over (the app
+    /// fills them in; `completion` then holds the sided names). nil: one
+    /// pipeline, whose levels are `completion.levels`.
+    public var sides: CompareSides?
     /// The focused pane; nil until one is chosen (Tab, j/k, PgUp/PgDn, /).
-    public private(set) var focus: Focus?
+    public private(set) var focus: Focus? {
+        didSet {
+            if case .level = focus { lastSideB = false }
+            if case .levelB = focus { lastSideB = true }
+        }
+    }
+    /// Compare mode: side B's column had the focus last (`k` from the log goes back to it).
+    private var lastSideB = false
     /// The focused pane fills the screen.
     public private(set) var zoomed = false
     /// One line per level instead of a pane each.
@@ -99,7 +110,16 @@ public struct InputController: Equatable, Sendable {
         }
         if inspector != nil { return handleInInspector(key) }
         guard let binding = KeyBinding.binding(for: key) else { return [] }
-        return perform(binding.action, key: key)
+        let before = focus
+        return perform(binding.action, key: key) + focusHint(from: before)
+    }
+
+    /// Compare mode: the status line names the newly focused pane and its
+    /// side (`focus: B:L1 …`), as two panes of the same name can be on screen.
+    private func focusHint(from before: Focus?) -> [InputAction] {
+        guard let sides, focus != before, let focus else { return [] }
+        guard let (side, index) = focus.sideLevel else { return [.hint("focus: the event log")] }
+        return sides.name(side, index).map { [.hint("focus: \($0) (Enter lists its keys, c clears it)")] } ?? []
     }
 
     /// A key while the inspector is open: its own keys first, then the
@@ -130,7 +150,9 @@ public struct InputController: Equatable, Sendable {
 
     /// Carries out a normal-mode binding (``KeyBinding/table``).
     private mutating func perform(_ action: KeyBinding.Action, key: KeyPress) -> [InputAction] {
-        let levels = completion.levels.count
+        let levels = sides?.a.count ?? completion.levels.count, levelsB = sides?.b.count ?? 0
+        // Compare mode with a table per side, one above the other: j/k walk A's levels, then B's.
+        let stacked = sides.map { !$0.sideBySide } ?? false
         switch action {
         case .open(let text): open(text)
         case .run(let command): return [.run(command)]
@@ -146,29 +168,51 @@ public struct InputController: Equatable, Sendable {
             showHelp = true
             helpScroll = 0
         case .clearFocused:
-            // The focused level by default; the line is the confirmation.
-            if case .level(let index) = focus, index < levels {
-                open("clear " + completion.levels[index])
+            // The focused level (on its side in compare mode) by default; the line is the confirmation.
+            if let name = focusedLevelName {
+                open("clear " + name)
             } else {
                 open("clear ")
             }
-        case .focusNext: focus = (focus ?? .events).moved(forward: true, levels: levels)
-        case .focusPrevious: focus = (focus ?? .level(0)).moved(forward: false, levels: levels)
+        case .focusNext: focus = (focus ?? .events).moved(forward: true, levels: levels, levelsB: levelsB)
+        case .focusPrevious: focus = (focus ?? .level(0)).moved(forward: false, levels: levels, levelsB: levelsB)
         case .down:
-            if focus == .events {
-                eventSelection += 1
-            } else if case .level(let index) = focus, index + 1 < levels {
-                focus = .level(index + 1)
-            } else {
-                focus = focus == nil && levels > 0 ? .level(0) : .events
+            switch focus {
+            case .events: eventSelection += 1
+            case .level(let index) where index + 1 < levels: focus = .level(index + 1)
+            case .level where stacked && levelsB > 0: focus = .levelB(0)
+            case .levelB(let index) where index + 1 < levelsB: focus = .levelB(index + 1)
+            case nil where levels > 0: focus = .level(0)
+            default: focus = .events
             }
         case .up:
-            if focus == .events, eventSelection > 0 {
-                eventSelection -= 1
-            } else if case .level(let index) = focus {
-                focus = .level(max(0, index - 1))
-            } else if levels > 0 {
-                focus = .level(levels - 1)
+            switch focus {
+            case .events where eventSelection > 0: eventSelection -= 1
+            case .level(let index): focus = .level(max(0, index - 1))
+            case .levelB(let index) where index == 0 && stacked && levels > 0: focus = .level(levels - 1)
+            case .levelB(let index): focus = .levelB(max(0, index - 1))
+            default:
+                // From the log (or nothing): the lowest level drawn above it; side by
+                // side, in the column focused last.
+                if levelsB > 0 && (stacked || lastSideB) {
+                    focus = .levelB(levelsB - 1)
+                } else if levels > 0 {
+                    focus = .level(levels - 1)
+                }
+            }
+        case .sideA:
+            // Compare mode: the level of the same row on the other side (its
+            // last when it has fewer); from nothing focused, its first.
+            switch focus {
+            case .levelB(let index) where levels > 0: focus = .level(min(index, levels - 1))
+            case nil where sides != nil && levels > 0: focus = .level(0)
+            default: break
+            }
+        case .sideB:
+            switch focus {
+            case .level(let index) where levelsB > 0: focus = .levelB(min(index, levelsB - 1))
+            case nil where levelsB > 0: focus = .levelB(0)
+            default: break
             }
         case .pageDown:
             focus = .events
@@ -180,8 +224,8 @@ public struct InputController: Equatable, Sendable {
         case .detail:
             if focus == .events {
                 showDetail = true
-            } else if case .level(let index) = focus, index < levels {
-                inspector = InspectorInput(level: index)
+            } else if let (side, index) = focus?.sideLevel, index < (side == .a ? levels : levelsB) {
+                inspector = InspectorInput(level: index, side: side)
                 return [.inspect(level: index)]
             }
         case .zoom: if focus != nil { zoomed.toggle() }
@@ -202,10 +246,21 @@ public struct InputController: Equatable, Sendable {
     }
 
     /// A mouse press on `target` (the app finds the pane under the pointer):
-    /// focuses it. Ignored while a line, the help or a detail is open.
-    public mutating func click(_ target: Focus) {
-        guard line == nil, filterLine == nil, !showHelp, !showDetail, inspector == nil else { return }
+    /// focuses it (compare mode: the status line names it, as a key would).
+    /// Ignored while a line, the help or a detail is open.
+    @discardableResult
+    public mutating func click(_ target: Focus) -> [InputAction] {
+        guard line == nil, filterLine == nil, !showHelp, !showDetail, inspector == nil else { return [] }
+        let before = focus
         focus = target
+        return focusHint(from: before)
+    }
+
+    /// The focused level's name as `:clear` takes it (`B:L1` in compare mode); nil on the log.
+    private var focusedLevelName: String? {
+        guard let (side, index) = focus?.sideLevel else { return nil }
+        if let sides { return sides.name(side, index) }
+        return index < completion.levels.count ? completion.levels[index] : nil
     }
 
     /// The mouse wheel: the event log takes the focus and scrolls (`by`
@@ -273,7 +328,10 @@ public struct InputController: Equatable, Sendable {
                 // Emptying every level is asked about first (y runs it).
                 if command == .clear(level: nil) && completion.levels.count > 1 {
                     pendingConfirmation = command
-                    return [.hint("clear every level (\(completion.levels.joined(separator: ", ")))? y clears, any other key cancels")]
+                    // Compare mode: each side's levels once, not the sided names completion takes.
+                    let names = sides.map { "A: \($0.a.joined(separator: ", ")); B: \($0.b.joined(separator: ", "))" }
+                        ?? completion.levels.joined(separator: ", ")
+                    return [.hint("clear every level (\(names))? y clears, any other key cancels")]
                 }
                 return [.run(command)]
             } catch { return [.error(error.message)] }

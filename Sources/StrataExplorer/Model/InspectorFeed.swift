@@ -68,9 +68,18 @@ public final class InspectorFeed: Sendable {
 
     private let state = Mutex(State())
     let pipeline: Pipeline
+    /// Compare mode: the pipeline's side, named before its levels (`B:L1`).
+    let side: ComparisonModel.Side?
 
-    public init(pipeline: Pipeline) {
+    /// `side`: compare mode's side `pipeline` is (the inspector and the preview say `B:L1`).
+    public init(pipeline: Pipeline, side: ComparisonModel.Side? = nil) {
         self.pipeline = pipeline
+        self.side = side
+    }
+
+    /// Level `index`'s name as the inspector shows it: `L1`, or `B:L1` in compare mode.
+    public func levelName(_ index: Int) -> String {
+        (side.map { $0.rawValue + ":" } ?? "") + pipeline.levels[index].spec.name
     }
 
     /// The listing of `level` as last fetched (`nil` until the first fetch
@@ -105,10 +114,10 @@ public final class InspectorFeed: Sendable {
                 listing.hot = hot.keys
                 listing.hotSample = hot.isWholeLevel ? nil : hot.examined
             } catch {
-                listing.error = "\(level.spec.name): listing failed: \(error)"
+                listing.error = "\(levelName(index)): listing failed: \(error)"
             }
         } else {
-            listing.error = "\(level.spec.name) keeps no keys to list (\(level.spec.kind.label): nothing stored)"
+            listing.error = "\(levelName(index)) keeps no keys to list (\(level.spec.kind.label): nothing stored)"
         }
         state.withLock { state in
             state.fetching = false
@@ -146,7 +155,7 @@ public final class InspectorFeed: Sendable {
 
     /// Peeks at `key` in every level (the value from `level`'s), on a task.
     public func requestPreview(key: String, level index: Int) {
-        let name = pipeline.levels[index].spec.name
+        let name = levelName(index)
         let request = state.withLock { state -> Int in
             state.previewRequest += 1
             state.preview = KeyPreview(key: key, level: name)
@@ -170,7 +179,7 @@ public final class InspectorFeed: Sendable {
 
     /// `key` peeked at in every level.
     public func peek(_ key: String, level index: Int) async -> KeyPreview {
-        var preview = KeyPreview(key: key, level: pipeline.levels[index].spec.name)
+        var preview = KeyPreview(key: key, level: levelName(index))
         for (position, level) in pipeline.levels.enumerated() {
             guard let inspector = level.cache.levelInspector else {
                 preview.uninspectable.append(level.spec.name)

@@ -26,16 +26,20 @@ public final class ExplorerApp {
     var onExit: (@MainActor (Int32) -> Void)?
     /// Where the `:` history is kept across runs (nil: not kept).
     let historyFile: HistoryFile?
-    /// The key inspector's listings and previews.
+    /// The key inspector's listings and previews (compare mode: side A's).
     let inspectorFeed: InspectorFeed
+    /// Compare mode: side B's.
+    let inspectorFeedB: InspectorFeed?
 
-    /// `comparison`: compare mode (`strata --compare`); its side A is the model shown and inspected.
+    /// `comparison`: compare mode (`strata --compare`); its side A is `model`,
+    /// and focus and the inspector reach both sides' levels.
     public init(model: ExplorerModel, theme: Theme, themeDirectories: [String], hz: Int,
                 noColor: Bool, forceASCII: Bool, historyFile: HistoryFile? = nil, mouse: Bool = true,
                 comparison: ComparisonModel? = nil) throws {
         self.model = comparison?.a ?? model
         self.comparison = comparison
-        self.inspectorFeed = InspectorFeed(pipeline: self.model.pipeline)
+        self.inspectorFeed = InspectorFeed(pipeline: self.model.pipeline, side: comparison == nil ? nil : .a)
+        self.inspectorFeedB = comparison.map { InspectorFeed(pipeline: $0.b.pipeline, side: .b) }
         self.historyFile = historyFile
         input = InputController(history: historyFile?.load() ?? [])
         let levels = { (model: ExplorerModel) in model.pipeline.levels.map(\.spec.name) }
@@ -43,6 +47,7 @@ public final class ExplorerApp {
         input.completion = Completion(levels: comparison.map { Completion.sided(levels($0.a), levels($0.b)) } ?? levels(self.model),
                                       toggles: comparison.map { Completion.sided(toggles($0.a), toggles($0.b)) } ?? toggles(self.model),
                                       themes: Array(Set(Theme.builtinNames + themeDirectories.flatMap(Theme.userThemeNames))).sorted())
+        input.sides = comparison.map { CompareSides(a: levels($0.a), b: levels($0.b)) }
         self.backend = try NcursesBackend(noColor: noColor, forceASCII: forceASCII, mouse: mouse)
         self.renderer = Renderer(unicode: backend.unicode)
         self.theme = theme
@@ -90,7 +95,7 @@ public final class ExplorerApp {
         while handled < Self.keysPerFrame, let key = backend.readKey() {
             handled += 1
             if case .mouse(let event) = key {
-                Self.handle(event, regions: lastRegions, input: &input)
+                for action in Self.handle(event, regions: lastRegions, input: &input) { perform(action) }
                 continue
             }
             if key == .control("z") {  // suspend, as a shell's job control expects
@@ -120,7 +125,9 @@ public final class ExplorerApp {
         let size = backend.size
         input.clampHelpScroll(to: Renderer.helpMaxScroll(height: size.height))
         let state = Self.viewState(model: model, input: &input, hz: hz, theme: theme.name, height: size.height, feed: inspectorFeed,
-                                   comparison: comparison)
+                                   feedB: inspectorFeedB, comparison: comparison)
+        // Keys move the focus over the sides as this frame lays them out.
+        if comparison != nil { input.sides?.sideBySide = Renderer.comparesSideBySide(state, width: size.width, height: size.height) }
         // The screen is a function of the state: an unchanged state (an idle
         // pipeline between its once-a-second rate updates) is not redrawn.
         if !forceRedraw, let last = lastFrame, last.state == state, last.width == size.width, last.height == size.height {
@@ -137,24 +144,28 @@ public final class ExplorerApp {
     /// Where the panes were in the last frame painted (for mouse presses).
     var lastRegions: [CellBuffer.Region] = []
 
-    /// A press focuses the pane under the pointer; the wheel scrolls the log.
-    static func handle(_ event: MouseEvent, regions: [CellBuffer.Region], input: inout InputController) {
+    /// A press focuses the pane under the pointer (either side's, in compare
+    /// mode); the wheel scrolls the log. Returns what the app shows for it.
+    @discardableResult
+    static func handle(_ event: MouseEvent, regions: [CellBuffer.Region], input: inout InputController) -> [InputAction] {
         switch event.kind {
         case .press:
-            if let target = regions.last(where: { $0.rows.contains(event.y) })?.focus { input.click(target) }
+            if let target = CellBuffer.focus(x: event.x, y: event.y, in: regions) { return input.click(target) }
         case .wheelUp: input.scrollEvents(by: -MouseEvent.wheelStep)
         case .wheelDown: input.scrollEvents(by: MouseEvent.wheelStep)
         }
+        return []
     }
 
     /// What the screen shows, from the model and the input state (the event
     /// filter applied, the selection kept within the events shown).
+    /// (`feedB`: compare mode's side B's inspector feed.)
     static func viewState(model: ExplorerModel, input: inout InputController, hz: Int, theme: String, height: Int,
-                          feed: InspectorFeed? = nil, comparison: ComparisonModel? = nil) -> ViewState {
+                          feed: InspectorFeed? = nil, feedB: InspectorFeed? = nil, comparison: ComparisonModel? = nil) -> ViewState {
         let all = model.events
         let events = EventFilter.apply(input.eventFilter, to: all)
         input.clampEventSelection(to: events.count)
-        let inspector = feed.flatMap { inspectorView(feed: $0, model: model, input: &input) }
+        let inspector = (input.inspector?.side == .b ? feedB : feed).flatMap { inspectorView(feed: $0, input: &input) }
         let panes = model.panes()
         return ViewState(
             title: (comparison?.title ?? model.pipeline.spec.name) + (model.pipeline.isReadOnly ? " (read-only)" : ""),
@@ -170,15 +181,16 @@ public final class ExplorerApp {
         )
     }
 
-    /// The inspector's frame: the level's last listing, filtered and sorted
-    /// as the input says, the selection kept within it.
-    static func inspectorView(feed: InspectorFeed, model: ExplorerModel, input: inout InputController) -> InspectorView? {
-        guard let inspecting = input.inspector, inspecting.level < model.pipeline.levels.count else { return nil }
+    /// The inspector's frame: the level's last listing (from `feed`, the
+    /// inspected side's), filtered and sorted as the input says, the
+    /// selection kept within it.
+    static func inspectorView(feed: InspectorFeed, input: inout InputController) -> InspectorView? {
+        guard let inspecting = input.inspector, inspecting.level < feed.pipeline.levels.count else { return nil }
         let (listing, rows) = feed.rows(level: inspecting.level, filter: inspecting.filter, sort: inspecting.sort,
                                         descending: inspecting.descending)
         input.clampInspectorSelection(to: rows.count)
         return InspectorView(
-            level: model.pipeline.levels[inspecting.level].spec.name, rows: rows, listed: listing?.keys.count ?? 0,
+            level: feed.levelName(inspecting.level), rows: rows, listed: listing?.keys.count ?? 0,
             hot: listing?.hot ?? [], hotSample: listing?.hotSample, sort: inspecting.sort, descending: inspecting.descending, filter: inspecting.filter,
             selection: input.inspector?.selection ?? 0, loading: listing == nil, error: listing?.error,
             preview: inspecting.preview ? feed.preview : nil)
@@ -203,19 +215,26 @@ public final class ExplorerApp {
         case .redraw: forceRedraw = true
         case .error(let message): model.setStatus(CommandOutcome(message, isError: true))
         case .hint(let message): model.setStatus(CommandOutcome(message))
-        case .inspect: inspectorFeed.close()
+        case .inspect:
+            inspectorFeed.close()
+            inspectorFeedB?.close()
         case .previewSelectedKey:
-            guard let inspecting = input.inspector else { return }
-            let rows = inspectorFeed.rows(level: inspecting.level, filter: inspecting.filter, sort: inspecting.sort,
-                                          descending: inspecting.descending).rows
+            guard let inspecting = input.inspector, let feed = feed(inspecting.side) else { return }
+            let rows = feed.rows(level: inspecting.level, filter: inspecting.filter, sort: inspecting.sort,
+                                 descending: inspecting.descending).rows
             guard inspecting.selection < rows.count else {
                 input.closeInspectorPreview()
                 return
             }
-            inspectorFeed.requestPreview(key: rows[inspecting.selection].key, level: inspecting.level)
-        case .closePreview: inspectorFeed.closePreview()
+            feed.requestPreview(key: rows[inspecting.selection].key, level: inspecting.level)
+        case .closePreview:
+            inspectorFeed.closePreview()
+            inspectorFeedB?.closePreview()
         }
     }
+
+    /// The inspector feed of `side` (B's only in compare mode).
+    func feed(_ side: ComparisonModel.Side) -> InspectorFeed? { side == .a ? inspectorFeed : inspectorFeedB }
 
     func setHz(_ value: Int) {
         hz = value

@@ -25,17 +25,28 @@ public struct CellBuffer: Equatable, Sendable {
     /// Only ASCII is drawn: other text is transliterated (``ASCIIFallback``).
     public let ascii: Bool
     public private(set) var cells: [Cell]
-    /// Which rows each pane occupies, so a mouse press finds its pane.
+    /// Where each pane is, so a mouse press finds its pane.
     public var regions: [Region] = []
 
-    /// The rows of one focusable pane.
+    /// The rows (and columns, where panes share rows) of one focusable pane.
     public struct Region: Equatable, Sendable {
         public var focus: Focus
         public var rows: Range<Int>
+        /// Every column unless panes stand side by side (compare mode).
+        public var columns: Range<Int> = 0..<Int.max
+
+        /// Whether the cell at (`x`, `y`) is in the region.
+        public func contains(x: Int, y: Int) -> Bool { rows.contains(y) && columns.contains(x) }
     }
 
-    /// The pane drawn at row `y`, if any.
-    public func focus(atRow y: Int) -> Focus? { regions.last { $0.rows.contains(y) }?.focus }
+    /// The pane drawn at row `y` (in its first column), if any.
+    public func focus(atRow y: Int) -> Focus? { focus(x: 0, y: y) }
+
+    /// The pane drawn at (`x`, `y`), if any.
+    public func focus(x: Int, y: Int) -> Focus? { Self.focus(x: x, y: y, in: regions) }
+
+    /// The last of `regions` drawn at (`x`, `y`), if any.
+    static func focus(x: Int, y: Int, in regions: [Region]) -> Focus? { regions.last { $0.contains(x: x, y: y) }?.focus }
 
     public init(width: Int, height: Int, ascii: Bool = false) {
         self.width = max(0, width)

@@ -10,10 +10,12 @@ extension Renderer {
     }
 
     /// Draws `panes` one line each in a box titled `title`, at most
-    /// `maximumHeight` rows, scrolled so the level at `focus` is in it
-    /// (`focusable`: a click on a line focuses that level); `counts`: gets and
-    /// hits as totals rather than a rate (compare mode). Returns the rows used.
-    func drawLevelLines(_ panes: [PaneState], title: [(String, Role)], focus focusedIndex: Int?, focusable: Bool = true, counts: Bool = false,
+    /// `maximumHeight` rows, scrolled so the level at `focus` is in it (a
+    /// click on a line focuses `target` of its index: compare mode's side B
+    /// gives `.levelB`); `counts`: gets and hits as totals rather than a rate
+    /// (compare mode). Returns the rows used.
+    func drawLevelLines(_ panes: [PaneState], title: [(String, Role)], focus focusedIndex: Int?,
+                        target: (Int) -> Focus = Focus.level, counts: Bool = false,
                         y: Int, maximumHeight: Int, into buffer: inout CellBuffer) -> Int {
         let height = min(panes.count + 2, maximumHeight)
         guard height >= 3 else { return 0 }
@@ -27,7 +29,7 @@ extension Renderer {
         let nameWidth = min(16, panes.map { TextWidth.of($0.name) }.max() ?? 0)
         for (row, (index, pane)) in panes.enumerated().dropFirst(first).prefix(rows).enumerated() {
             let lineY = y + 1 + row
-            if focusable { buffer.regions.append(.init(focus: .level(index), rows: lineY..<(lineY + 1))) }
+            buffer.regions.append(.init(focus: target(index), rows: lineY..<(lineY + 1)))
             if index == focusedIndex { buffer.put("›", x: 1, y: lineY, role: .focus) }
             buffer.put(pane.name, x: 2, y: lineY, role: .label, limit: nameWidth, ellipsis: true)
             var line = Line(buffer: buffer, x: 3 + nameWidth, y: lineY, limit: buffer.width - 5 - nameWidth)

@@ -15,36 +15,56 @@ extension Renderer {
         ("clear A:L1 · toggle B:NAME", "compare mode: one side; a plain name acts on both"),
     ]
 
+    /// Whether a `width` × `height` frame of `state` shows compare mode's
+    /// sides as panes in two columns (A left, B right) rather than a table
+    /// per side, A's above B's (the app moves the focus to match).
+    public static func comparesSideBySide(_ state: ViewState, width: Int, height: Int) -> Bool {
+        guard let comparison = state.comparison else { return false }
+        // The middle of the screen: below the title, above the status and footer.
+        return sideBySide(state, comparison, width: width, available: height - 3)
+    }
+
+    static func sideBySide(_ state: ViewState, _ comparison: ComparisonView, width: Int, available: Int) -> Bool {
+        let deepest = max(state.panes.count, comparison.panesB.count)
+        return !state.compact && width >= comparePanesWidth
+            && 1 + deepest * paneHeight + comparison.rows.count + 2 + compareMinimumLog <= available
+    }
+
     /// Draws both sides and the strip from row `top`, above `bottom`
-    /// (exclusive); returns the rows used.
+    /// (exclusive); returns the rows used. The focused level is highlighted
+    /// on its side, and a press on either side's level focuses it.
     func drawComparison(_ state: ViewState, _ comparison: ComparisonView, top: Int, bottom: Int,
                         into buffer: inout CellBuffer) -> Int {
-        let stripHeight = comparison.rows.count + 2
-        let available = bottom - top
-        var focusedIndex: Int?
-        if case .level(let index) = state.focus, index < state.panes.count { focusedIndex = index }
+        var focusedA: Int?, focusedB: Int?
+        switch state.focus {
+        case .level(let index) where index < state.panes.count: focusedA = index
+        case .levelB(let index) where index < comparison.panesB.count: focusedB = index
+        default: break
+        }
         var y = top
-        let deepest = max(state.panes.count, comparison.panesB.count)
-        if !state.compact, buffer.width >= Self.comparePanesWidth,
-           1 + deepest * Self.paneHeight + stripHeight + Self.compareMinimumLog <= available {
+        if Self.sideBySide(state, comparison, width: buffer.width, available: bottom - top) {
             let half = buffer.width / 2
             buffer.put(" " + comparison.labelA, x: 0, y: y, role: .label, limit: half - 1, ellipsis: true)
             buffer.put(" " + comparison.labelB, x: half, y: y, role: .label, limit: buffer.width - half - 1, ellipsis: true)
             y += 1
             for (index, pane) in state.panes.enumerated() {
                 let paneY = y + index * Self.paneHeight
-                drawPane(pane, x: 0, y: paneY, width: half, focused: focusedIndex == index, into: &buffer)
-                buffer.regions.append(.init(focus: .level(index), rows: paneY..<(paneY + Self.paneHeight)))
+                drawPane(pane, x: 0, y: paneY, width: half, focused: focusedA == index, into: &buffer)
+                buffer.regions.append(.init(focus: .level(index), rows: paneY..<(paneY + Self.paneHeight), columns: 0..<half))
             }
             for (index, pane) in comparison.panesB.enumerated() {
-                drawPane(pane, x: half, y: y + index * Self.paneHeight, width: buffer.width - half, into: &buffer)
+                let paneY = y + index * Self.paneHeight
+                drawPane(pane, x: half, y: paneY, width: buffer.width - half, focused: focusedB == index, into: &buffer)
+                buffer.regions.append(.init(focus: .levelB(index), rows: paneY..<(paneY + Self.paneHeight),
+                                            columns: half..<buffer.width))
             }
-            y += deepest * Self.paneHeight
+            y += max(state.panes.count, comparison.panesB.count) * Self.paneHeight
         } else {
-            let room = max(3, (available - stripHeight - Self.compareMinimumLog) / 2)
-            y += drawLevelLines(state.panes, title: [(comparison.labelA, .label)], focus: focusedIndex, counts: true,
+            let stripHeight = comparison.rows.count + 2
+            let room = max(3, (bottom - top - stripHeight - Self.compareMinimumLog) / 2)
+            y += drawLevelLines(state.panes, title: [(comparison.labelA, .label)], focus: focusedA, counts: true,
                                 y: y, maximumHeight: room, into: &buffer)
-            y += drawLevelLines(comparison.panesB, title: [(comparison.labelB, .label)], focus: nil, focusable: false,
+            y += drawLevelLines(comparison.panesB, title: [(comparison.labelB, .label)], focus: focusedB, target: Focus.levelB,
                                 counts: true, y: y, maximumHeight: room, into: &buffer)
         }
         y += drawStrip(comparison.rows, y: y, maximumHeight: bottom - y - 1, into: &buffer)
