@@ -59,8 +59,12 @@ import Testing
             let foreign = model.events.filter { $0.text.contains("by another client") && !$0.text.contains("sentinel") }
             #expect(foreign.isEmpty, "\(foreign.count) own writes logged as another client's: \(foreign.prefix(3).map(\.text))")
             #expect(model.panes()[0].stats.removes == 0)
-            #expect(model.panes()[0].stats.invalidations == 1,
-                    "the sentinel only: \(model.events.map(\.text).filter { $0.contains("invalidated") || $0.contains("flushed") })")
+            // The sentinel only: once, or twice when the watch handles the
+            // back-fill's rename after the other's (on a loaded machine), when
+            // the file it names is already the other's version.
+            let invalidated = model.events.map(\.text).filter { $0.contains("invalidated") || $0.contains("flushed") }
+            #expect((1...2).contains(model.panes()[0].stats.invalidations) && invalidated.allSatisfy { $0.contains("sentinel") },
+                    "the sentinel only: \(invalidated)")
         }
     }
 
