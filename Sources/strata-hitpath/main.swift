@@ -112,13 +112,16 @@ func run(kind: String, iterations: Int) async -> Bool {
         // tracker, shared write order, two listener registrations).
         let shared = filled()
         for i in 0..<iterations { blackHole((memory + shared).synchronousValue(forKey: keys[i & mask])) }
-    case "load-hit", "load-hit-instrumented":
+    case "load-hit", "load-hit-instrumented", "load-hit-refresh-ahead":
         // A loading get (`get(_:ttl:load:)`) that hits the upper level of a
         // three-level stack (instrumented: `memory.instrumented(name:)` on
         // top, as a server would): the loader is never called.
         let load: @Sendable (String) async throws -> Data = { _ in Data() }
         if kind == "load-hit" {
             let cache = memory + filled() + filled()
+            for i in 0..<iterations { blackHole(try? await cache.get(keys[i & mask], ttl: .seconds(60), load: load)) }
+        } else if kind == "load-hit-refresh-ahead" {
+            let cache = (memory + filled() + filled()).refreshAhead(at: 0.8)
             for i in 0..<iterations { blackHole(try? await cache.get(keys[i & mask], ttl: .seconds(60), load: load)) }
         } else {
             let cache = memory.instrumented(name: "L1") + filled() + filled()

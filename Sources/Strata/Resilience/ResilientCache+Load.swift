@@ -9,6 +9,16 @@ extension ResilientCache {
     public func get<Upper, Lower>(_ key: Key, ttl: Duration?, jitter: Duration = .zero,
                                   load: @escaping @Sendable (Key) async throws -> Value) async throws -> Value
     where Inner == ComposedCache<Upper, Lower> {
+        // A hit the top level answers without suspending (as in `entry(forKey:)`):
+        // no timer, no load machinery; a negative TTL goes on, to be refused.
+        if ttl.map({ $0 >= .zero }) ?? true, let read = synchronousEntry {
+            let ticket = known?.beginRead(key)
+            if let entry = read(key) {
+                known?.settle(entry.value, forKey: key, ticket: ticket, at: clock.now())
+                refreshIfDue(entry, key, ttl: ttl, jitter: jitter, load: load)
+                return entry.value
+            }
+        }
         let entry = try await FetchError.getting(key, in: name) {
             try ExpiryError.checked(ttl)  // bad input, not a failure to answer stale
             return try await guarded(key) { [inner, weak self] in
