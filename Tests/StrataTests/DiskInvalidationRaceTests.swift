@@ -12,7 +12,7 @@ import Testing
     /// while a read holds the bytes it read but has not returned yet. `decode`
     /// is synchronous, so this blocks the reading thread (a semaphore, with a
     /// deadline so a broken test fails instead of hanging): run the read on a
-    /// ``QueueExecutor``, never on the shared cooperative pool.
+    /// ``OwnThreadExecutor``, never on the shared cooperative pool.
     final class DecodeGate: Sendable {
         private let armed = Atomic<Bool>(false)
         private let blocked = Atomic<Bool>(false)
@@ -36,18 +36,6 @@ import Testing
         }
     }
 
-    /// Runs the jobs of tasks that prefer it on a private serial queue, so a
-    /// job may block without starving the cooperative pool (two threads here).
-    final class QueueExecutor: TaskExecutor {
-        private let queue = DispatchQueue(label: "strata.tests.blocking-reader")
-
-        func enqueue(_ job: consuming ExecutorJob) {
-            let job = UnownedJob(job)
-            let executor = asUnownedTaskExecutor()
-            queue.async { job.runSynchronously(on: executor) }
-        }
-    }
-
     /// The first read of an entry another writer wrote: the other writer
     /// replaces it after this read has read the old bytes but before the read
     /// returns. The replacement must be reported, so the old value's back-fill
@@ -67,7 +55,7 @@ import Testing
         try await cache.set("x", forKey: "marker")
 
         gate.arm()
-        let read = Task(executorPreference: QueueExecutor()) { try await cache.get("k") }
+        let read = Task(executorPreference: OwnThreadExecutor()) { try await cache.get("k") }
         #expect(await poll { gate.isBlocked }, "the read never reached decode")
         try await other.set("v2", forKey: "k")
         // Events are handled in order: once the marker's change has been

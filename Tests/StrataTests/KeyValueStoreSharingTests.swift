@@ -62,15 +62,6 @@ import Testing
         }
     }
 
-    /// Runs its jobs on a serial queue of its own, off the shared pool.
-    final class OwnThreadExecutor: TaskExecutor {
-        let queue = DispatchQueue(label: "own-thread-executor")
-        func enqueue(_ job: consuming ExecutorJob) {
-            let job = UnownedJob(job)
-            queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-        }
-    }
-
     /// A reader that finds the entry expired deletes it only if it is still
     /// the expired one: a fresh value another writer stored meanwhile stays.
     @Test func anExpiredReadNeverDeletesAFreshValueWrittenMeanwhile() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 @testable import Strata
 import Synchronization
+import StrataTestSupport
 import Testing
 
 /// Review of #33 (fail-safe, timeouts, refresh ahead): each test shows a defect.
@@ -71,7 +72,9 @@ import Testing
         level["k"] = "v1"
         let cache = level.failSafe(maxStale: .seconds(600))
         level.state.withLock { $0.holdNextSynchronousRead = true }
-        let read = Task { try await cache.getIfPresent("k") }
+        // Held by a busy wait: off the shared pool, or every test running
+        // beside it waits too (the Redis suite's subscriptions timed out).
+        let read = Task(executorPreference: OwnThreadExecutor()) { try await cache.getIfPresent("k") }
         #expect(await poll { level.synchronousReadHeld.load(ordering: .sequentiallyConsistent) })
         // The hit has read "v1"; a set through the cache now replaces it, alone.
         try await cache.set("v2", forKey: "k")
