@@ -10,9 +10,10 @@ import Glibc
 /// What a disk level's own writes report to the listeners in this process
 /// (the other compositions over it, the explorer's event log) when they fail:
 /// a failed set reports its key at most once, and only if its clean-up
-/// deleted the older entry (the disk changed); a remove reports its key even
-/// when it could not delete the entry (`EACCES`): a level above may hold the
-/// value of a set the disk refused.
+/// deleted the older entry or, unable to (`EACCES`), made it a miss in this
+/// level (what the level answers changed); a remove reports its key even
+/// when it could not delete the entry: a level above may hold the value of
+/// a set the disk refused.
 ///
 /// A report is delivered in a task of its own, so the tests count the reports
 /// the level made (``DiskCacheLevel/ownWritesReported``, final when the
@@ -112,10 +113,11 @@ import Glibc
     }
 
     /// The directory without write permission: the set cannot write, and its
-    /// clean-up cannot delete the older entry, which stays (readable, as on
-    /// disk): nothing changed, nothing is reported. In a child process that
-    /// gives up root first (root ignores permission bits).
-    @Test func aSetFailedInAReadOnlyDirectoryReportsNothing() async {
+    /// clean-up cannot delete the older entry, which stays on disk but is a
+    /// miss in this level from then on (the value the set would replace is
+    /// never served): the level's answer changed, the key is reported once.
+    /// In a child process that gives up root first (root ignores permission bits).
+    @Test func aSetFailedInAReadOnlyDirectoryReportsTheKeyAndServesNoOlderEntry() async {
         await #expect(processExitsWith: .success) {
             try await DiskChangeReportTests.asAnOrdinaryUser { dir, watched in
                 try await watched.disk.set(DiskChangeReportTests.bytes(10, 1), forKey: "k")
@@ -128,19 +130,22 @@ import Glibc
                         precondition(code == EACCES, "errno \(code)")
                     }
                 }
-                precondition(reports == [], "reported \(String(describing: reports))")
+                precondition(reports == [.key("k")], "reported \(String(describing: reports))")
+                precondition(dir.entryFiles().count == 1, "the older entry is still on disk")
                 let kept = try await watched.disk.getIfPresent("k")
-                precondition(kept == DiskChangeReportTests.bytes(10, 1), "the older entry is still on disk")
+                precondition(kept == nil, "the older entry is served after the set that would replace it threw")
             }
         }
     }
 
     /// Memory over a disk level whose directory became read-only: a set
     /// through the composition stores the new value in memory and fails on
-    /// disk, which keeps the older entry. The composition's clean-up removes
-    /// it from disk, is refused too, and must still drop the new value from
-    /// memory: else memory answers v2 while the disk answers v1, and which
-    /// one a get returns depends on what memory evicted (from a review).
+    /// disk, which keeps the older entry on disk but answers it no more.
+    /// The composition's clean-up removes it from disk, is refused too, and
+    /// must still drop the new value from memory: else memory answers v2
+    /// while the disk holds v1, and which one a get returns depends on what
+    /// memory evicted (from a review). A get then finds nothing: neither v2
+    /// nor v1, which the set was to replace.
     @Test func memoryOverADiskWhoseSetFailedKeepsNoValueTheDiskDoesNotHold() async {
         await #expect(processExitsWith: .success) {
             try await DiskChangeReportTests.asAnOrdinaryUser { dir, watched in
@@ -154,19 +159,20 @@ import Glibc
                 } catch is LevelsFailedError {}
                 let dropped = await poll { (try? await memory.getIfPresent("k")) != DiskChangeReportTests.bytes(10, 2) }
                 precondition(dropped, "memory still holds the value the disk refused")
-                let read = try await cache.get("k")
-                precondition(read == DiskChangeReportTests.bytes(10, 1), "the get read \(read.first ?? 0), not the entry on disk")
+                let read = try await cache.getIfPresent("k")
+                precondition(read == nil, "the get read \(read?.first ?? 0) after the set threw")
+                precondition(memory.value(forKey: "k") == nil, "the get back-filled the older entry")
             }
         }
     }
 
     // MARK: A failed remove
 
-    /// A remove refused with `EACCES` leaves the entry where it was, and is
-    /// reported all the same: a level above may hold the value of a set that
-    /// failed here (the composition's clean-up is this remove), and must read
-    /// the entry still on disk again. Once the directory is writable again,
-    /// the remove deletes it and reports it.
+    /// A remove refused with `EACCES` leaves the entry where it was, a miss
+    /// in this level from then on, and is reported all the same: a level
+    /// above may hold the value of a set that failed here (the composition's
+    /// clean-up is this remove). Once the directory is writable again, the
+    /// remove deletes it and reports it.
     @Test func aRemoveRefusedWithEACCESReportsTheKeyAndKeepsTheEntry() async {
         await #expect(processExitsWith: .success) {
             try await DiskChangeReportTests.asAnOrdinaryUser { dir, watched in
@@ -183,7 +189,7 @@ import Glibc
                 precondition(refused == [.key("k")], "a refused remove reported \(String(describing: refused))")
                 precondition(dir.entryFiles().count == 1 && watched.disk.count == 1)
                 let kept = try await watched.disk.getIfPresent("k")
-                precondition(kept == DiskChangeReportTests.bytes(10, 1), "the entry is still there")
+                precondition(kept == nil, "the entry the remove would end is served")
                 precondition(chmod(dir.path, 0o700) == 0)
                 let removed = await watched.reports { try await watched.disk.remove("k") }
                 precondition(removed == [.key("k")], "the remove reported \(String(describing: removed))")

@@ -18,7 +18,7 @@ extension DiskCacheLevel: InspectableLevel {
     package func inspectKeys(limit: Int) -> [KeyInspection] {
         guard limit > 0, gate.enter() else { return [] }
         defer { gate.leave() }
-        let listed = state.withLock { $0.index.listing(limit: limit) }
+        let (listed, voided) = state.withLock { ($0.index.listing(limit: limit), $0.voided) }
         let now = clock.now().nanosecondsSince1970
         // Creation times are the system's wall clock (``EntryFingerprint/nextCreationTime()``), not `clock`'s.
         let wallClock = SystemClock().now().nanosecondsSince1970
@@ -27,7 +27,7 @@ extension DiskCacheLevel: InspectableLevel {
             guard entry.expiresAt == 0 || now < entry.expiresAt,
                   case .bytes(let prefix, let size) = FileIO.readPrefix(file(id), count: DiskEntryHeader.size + Self.inspectedKeyLimit),
                   let header = prefix.withUnsafeBytes({ DiskEntryHeader.parse($0) }), header.fileSize == size,
-                  header.createdAt >= coherentSince.load(ordering: .relaxed) else { return nil }
+                  !predatesCoherence(createdAt: header.createdAt, voided: voided[id]) else { return nil }
             let stored = prefix.dropFirst(DiskEntryHeader.size).prefix(header.keyLength)
             let key = stored.starts(with: codecPrefix) ? stored.dropFirst(codecPrefix.count) : stored
             return KeyInspection(key: KeyInspection.text(key), size: size,
@@ -44,7 +44,8 @@ extension DiskCacheLevel: InspectableLevel {
         guard gate.enter() else { return nil }
         defer { gate.leave() }
         let bytes = keyBytes(key)
-        let file = file(EntryID(keyBytes: bytes))
+        let id = EntryID(keyBytes: bytes)
+        let file = file(id)
         let result = await offload { FileIO.readFile(file) }
         let data: Data
         switch result {
@@ -53,7 +54,7 @@ extension DiskCacheLevel: InspectableLevel {
         case .bytes(let read): data = read
         }
         guard let header = data.withUnsafeBytes({ DiskEntryHeader.parse($0) }), header.fileSize == data.count,
-              header.createdAt >= coherentSince.load(ordering: .relaxed) else { return nil }
+              !predatesCoherence(id, createdAt: header.createdAt) else { return nil }
         let valueStart = DiskEntryHeader.size + header.keyLength
         let valid = data.withUnsafeBytes { raw in
             let storedKey = UnsafeRawBufferPointer(rebasing: raw[DiskEntryHeader.size..<valueStart])

@@ -46,12 +46,59 @@ extension DiskCacheLevel {
     /// Entries created before `instant` read as misses in this level from now on.
     /// Only forward: an earlier call finishing later must not move it back.
     func advanceCoherentSince(to instant: Int64) {
+        raiseCoherentSince(to: instant)
+        // Keys voided before it need no mark of their own any more.
+        state.withLock { state in
+            if !state.voided.isEmpty { state.voided = state.voided.filter { $0.value > instant } }
+        }
+    }
+
+    /// ``advanceCoherentSince(to:)``'s move of the mark alone (no lock taken).
+    private func raiseCoherentSince(to instant: Int64) {
         var current = coherentSince.load(ordering: .relaxed)
         while current < instant {
             let (exchanged, original) = coherentSince.compareExchange(expected: current, desired: instant, ordering: .relaxed)
             if exchanged { break }
             current = original
         }
+    }
+
+    /// The most keys voided one by one (``voidEntries(of:before:)``).
+    package static var voidedKeyLimit: Int { 4096 }
+
+    /// A write of `id`'s key could not reach its entry (a read-only
+    /// filesystem, `EACCES`): the key's entries created before `instant`
+    /// read as misses in this level from now on, so it never answers the
+    /// value that write replaced or removed. Kept in memory (nothing can be
+    /// written to the directory), per key for up to ``voidedKeyLimit``
+    /// keys; one more moves the whole level's mark instead (every entry from
+    /// before it a miss here, as after a clear that could delete nothing:
+    /// slower, never stale) and warns.
+    func voidEntries(of id: EntryID, before instant: Int64) {
+        let collapsed = state.withLock { state -> Int? in
+            state.voided[id] = max(state.voided[id] ?? 0, instant)
+            guard state.voided.count > Self.voidedKeyLimit else { return nil }
+            // The mark first: no read between sees neither.
+            raiseCoherentSince(to: state.voided.values.max() ?? instant)
+            defer { state.voided = [:] }
+            return state.voided.count
+        }
+        if let collapsed {
+            logger.warning("too many writes could not reach the cache directory; every entry from before now reads as a miss in this level",
+                           metadata: ["directory": "\(path)", "keys": "\(collapsed)"])
+        }
+    }
+
+    /// Whether an entry of `id` created at `createdAt` reads as a miss here:
+    /// older than the level's mark or than the key's own (`voided`, read by
+    /// the caller under the lock with what else it needs).
+    func predatesCoherence(createdAt: Int64, voided: Int64?) -> Bool {
+        createdAt < max(coherentSince.load(ordering: .relaxed), voided ?? 0)
+    }
+
+    /// ``predatesCoherence(createdAt:voided:)``, looking the key's mark up.
+    func predatesCoherence(_ id: EntryID, createdAt: Int64) -> Bool {
+        predatesCoherence(createdAt: createdAt, voided: state.withLock { $0.voided[id] })
     }
 
     /// The file in the directory that keeps the latest ``lostCoherence()``'s instant.

@@ -27,7 +27,7 @@ extension DiskCacheLevel {
         let bytes = keyBytes(key)
         let id = EntryID(keyBytes: bytes)
         let file = file(id)
-        let expected = state.withLock { $0.index.find(id)?.size }
+        let (expected, voided) = state.withLock { ($0.index.find(id)?.size, $0.voided[id]) }
         // Record the key *before* reading, as `set` does before renaming: the
         // feed drops events for files whose key it does not know, so a file
         // another writer replaces between this read and a later `note` would
@@ -55,11 +55,12 @@ extension DiskCacheLevel {
             // created again by someone else) is re-established before this
             // value can be back-filled above, see ``DiskChangeFeed/ensureWatching()``.
             changes.ensureWatching()
-            return try entryValue(data, key: key, keyBytes: bytes, id: id, file: file)
+            return try entryValue(data, key: key, keyBytes: bytes, id: id, file: file, voided: voided)
         }
     }
 
-    private func entryValue(_ data: Data, key: Key, keyBytes bytes: [UInt8], id: EntryID, file: String) throws -> CacheEntry<Value>? {
+    private func entryValue(_ data: Data, key: Key, keyBytes bytes: [UInt8], id: EntryID, file: String,
+                            voided: Int64?) throws -> CacheEntry<Value>? {
         let (check, fingerprint) = data.withUnsafeBytes { raw -> (EntryCheck, EntryFingerprint) in
             let fingerprint = EntryFingerprint(prefix: UnsafeRawBufferPointer(rebasing: raw.prefix(DiskEntryHeader.size)),
                                                size: raw.count)
@@ -84,9 +85,10 @@ extension DiskCacheLevel {
             return nil  // a hash collision: that file belongs to another key
         case .valid(let header):
             // Written while nothing kept this level coherent with the level
-            // below that reports changes: it may be stale. A miss, left in
-            // place for the back-fill that replaces it.
-            if header.createdAt < coherentSince.load(ordering: .relaxed) { return nil }
+            // below that reports changes, or before a write of its key that
+            // could not reach it: it may be stale. A miss, left in place for
+            // the back-fill that replaces it.
+            if predatesCoherence(createdAt: header.createdAt, voided: voided) { return nil }
             let now = clock.now().nanosecondsSince1970
             if header.expiresAt != 0 && now >= header.expiresAt {
                 deleteEntryFile(id, expecting: fingerprint, waiting: false)

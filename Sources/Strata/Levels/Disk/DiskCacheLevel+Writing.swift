@@ -16,10 +16,12 @@ extension DiskCacheLevel {
     /// This process's listeners hear it here (the watch misses own writes): a
     /// stored set reports the key once, with the write's `CacheWriteOrigin`.
     /// A failed set (encoding, over capacity, disk full, directory not writable)
-    /// first deletes the entry it would replace (no older value stays readable),
-    /// then reports the key once to every listener (empty origin: compositions it
-    /// passed through hold a value the disk does not) if that entry was or may
-    /// have been deleted; nothing if there was none or it stayed (disk unchanged).
+    /// first deletes the entry it would replace (no older value stays readable;
+    /// one the filesystem will not let go, read-only or `EACCES`, stays on disk
+    /// and reads as a miss in this level from then on), then reports the key
+    /// once to every listener (empty origin: compositions it passed through
+    /// hold a value the disk does not) if there was such an entry; nothing if
+    /// there was none.
     /// Once shut down, throws ``DiskCacheError/shutDown(path:)`` and writes
     /// (and reports) nothing.
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
@@ -85,12 +87,13 @@ extension DiskCacheLevel {
         }
     }
 
-    /// After a failed set: deletes the entry it would have replaced, reporting
-    /// the key only if that deleted it or may have (``set(_:forKey:expiresAt:)``).
+    /// After a failed set: deletes the entry it would have replaced (or
+    /// makes it a miss here, if it cannot: ``deleteEntry(_:)``), reporting
+    /// the key if there was one (``set(_:forKey:expiresAt:)``).
     private func dropAfterFailedSet(_ key: Key) {
         switch deleteEntry(key).outcome {
-        case .deleted, .unknown: changes.reportOwnWrite(.key(key), origin: CacheWriteOrigin())
-        case .absent, .kept: break
+        case .deleted, .kept, .unknown: changes.reportOwnWrite(.key(key), origin: CacheWriteOrigin())
+        case .absent: break
         }
     }
 
@@ -156,6 +159,10 @@ extension DiskCacheLevel {
             }
             return state.withLock { state in
                 state.index.insert(id, record)
+                // Written after the key was voided: its mark stops nothing now.
+                if let voided = state.voided[id], case .entry(let createdAt, _, _) = record.fingerprint, createdAt >= voided {
+                    state.voided[id] = nil
+                }
                 return .stored(victims: Self.noteEvicted(state.index.evictOverCapacity(), in: &state))
             }
         }
@@ -173,12 +180,13 @@ extension DiskCacheLevel {
         return refused
     }
 
-    /// The version in `id`'s file if a back-fill may replace it: expired, or older than lost coherence.
+    /// The version in `id`'s file if a back-fill may replace it: expired, or older than lost coherence
+    /// (or than a write of its key that could not reach it).
     private func staleVersion(_ id: EntryID) -> EntryFingerprint? {
         guard case .bytes(let prefix, let size) = FileIO.readPrefix(file(id), count: DiskEntryHeader.size),
               let header = prefix.withUnsafeBytes({ DiskEntryHeader.parse($0) }) else { return nil }
         let expired = header.expiresAt != 0 && clock.now().nanosecondsSince1970 >= header.expiresAt
-        guard expired || header.createdAt < coherentSince.load(ordering: .relaxed) else { return nil }
+        guard expired || predatesCoherence(id, createdAt: header.createdAt) else { return nil }
         return EntryFingerprint(prefix: prefix, size: size)
     }
 
@@ -188,8 +196,9 @@ extension DiskCacheLevel {
     /// `CacheWriteOrigin`): when deleted; when absent (a level above elsewhere
     /// may hold a value read before this level evicted it); and when it cannot
     /// be deleted (`EACCES`, read-only filesystem; also throws
-    /// ``DiskCacheError/writeFailed(path:errno:)``): after a set failed here the
-    /// levels above hold its value, the disk the old one, which they must re-read.
+    /// ``DiskCacheError/writeFailed(path:errno:)``): the entry stays on disk
+    /// and reads as a miss in this level from then on, and after a set failed
+    /// here the levels above hold its value, which they must drop.
     /// Once shut down, throws ``DiskCacheError/shutDown(path:)`` and deletes
     /// (and reports) nothing: a file in a directory outliving the level stays.
     public func remove(_ key: Key) async throws {
@@ -230,7 +239,9 @@ extension DiskCacheLevel {
 
     /// Leaves `key`'s tombstone (``DiskTombstones``), then deletes its entry
     /// file and forgets it; the caller reports by the outcome. `tombstoneFailure`:
-    /// the errno when no tombstone could be left.
+    /// the errno when no tombstone could be left. An entry file it cannot
+    /// delete (`.kept`, `.unknown`) is voided in this level instead
+    /// (``voidEntries(of:before:)``): the write that came for it never reads it.
     func deleteEntry(_ key: Key) -> (file: String, outcome: DeleteOutcome, tombstoneFailure: Int32?) {
         let id = EntryID(keyBytes: keyBytes(key))
         let file = file(id)
@@ -255,9 +266,14 @@ extension DiskCacheLevel {
                     outcome = .absent
                 } else {
                     var info = stat()
-                    if lstat(file, &info) == 0 { return .kept(errno: code) }
-                    // Gone all the same (another writer deleted it meanwhile).
-                    if errno == ENOENT || errno == ENOTDIR { outcome = .absent } else { return .unknown(errno: code) }
+                    let found = lstat(file, &info) == 0
+                    if !found && (errno == ENOENT || errno == ENOTDIR) {
+                        outcome = .absent  // gone all the same (another writer deleted it meanwhile)
+                    } else {
+                        // Still there, or cannot tell: never to be read here again.
+                        voidEntries(of: id, before: EntryFingerprint.nextCreationTime())
+                        return found ? .kept(errno: code) : .unknown(errno: code)
+                    }
                 }
             }
             state.withLock { state in

@@ -9,8 +9,9 @@ import Synchronization
 ///   stable 128-bit hash of key and codec name (differently-typed caches never
 ///   share a file; any key bytes are safe); the stored key detects collisions.
 /// - **Writes** rename a temporary file over the entry: no reader or crash sees
-///   half an entry. A failed write throws and deletes the entry it would replace
-///   if it can (reports: ``set(_:forKey:expiresAt:)``, ``remove(_:)``). Files 0600, dirs 0700.
+///   half an entry. A failed write throws and deletes the entry it would replace,
+///   or if it cannot (read-only, `EACCES`) reads it as a miss from then on
+///   (reports: ``set(_:forKey:expiresAt:)``, ``remove(_:)``). Files 0600, dirs 0700.
 /// - **Capacity** counts file bytes (header + key + value). Under
 ///   ``EvictionPolicy/adaptive`` (default) W-TinyLFU decides (a declined new
 ///   entry's set succeeds, its file deleted: ``admissionsRejected``); under
@@ -47,8 +48,11 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
         /// Access times read since the last flush, for the headers.
         var dirtyAccess: [EntryID: Int64] = [:]
         var counters = Counters()
+        /// Per key, the instant before which its entries read as misses here:
+        /// a write could not reach them (``voidEntries(of:before:)``).
+        var voided: [EntryID: Int64] = [:]
 
-        /// Forgets every entry; the counters (and what the policy learnt) stay.
+        /// Forgets every entry; the counters, what the policy learnt and the voided keys stay.
         mutating func reset() {
             index.removeAll()
             dirtyAccess = [:]
@@ -80,7 +84,8 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
     let changes = DiskChangeFeed<Key>()
     /// Entries created before this (ns since 1970, ``EntryFingerprint/nextCreationTime()``)
     /// are misses: a stack keeping this level coherent with one below went then
-    /// (``lostCoherence()``, here or by another level: the directory keeps the mark).
+    /// (``lostCoherence()``, here or by another level: the directory keeps the mark),
+    /// or a clear could not delete them. A key's own mark may be later (`State.voided`).
     let coherentSince = Atomic<Int64>(0)
     /// Lets operations in until ``shutdown()``.
     let gate = DiskLevelGate()
