@@ -8,7 +8,8 @@ import Darwin
 /// one, the system error.
 /// A value the codec cannot encode is a ``CodecError``.
 public enum DiskCacheError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The directory cannot be created or written.
+    /// The directory is missing and cannot be created, or cannot be read (one
+    /// that can be read but not written opens: its writes fail with ``writeFailed(path:errno:)``).
     case directoryNotWritable(path: String, errno: Int32)
     /// Writing an entry failed (disk full, quota, I/O error); nothing was replaced.
     case writeFailed(path: String, errno: Int32)

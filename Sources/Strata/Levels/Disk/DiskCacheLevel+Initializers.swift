@@ -48,9 +48,10 @@ extension DiskCacheLevel {
     /// Throws what ``init(name:directory:capacity:codec:defaultTTL:policy:clock:keyBytes:)``
     /// would throw for `directory` (``DiskCacheError/directoryNotWritable(path:errno:)``),
     /// without creating or writing anything: for tools that check a
-    /// configuration (`strata check`).
+    /// configuration (`strata check`). A directory that can be read but not
+    /// written passes, as the level opens on it.
     public static func checkDirectory(_ directory: URL) throws {
-        if let code = FileIO.checkDirectory(directory.path) {
+        if let code = FileIO.checkDirectory(directory.path), !FileIO.isReadOnlyDirectory(directory.path, failure: code) {
             throw DiskCacheError.directoryNotWritable(path: directory.path, errno: code)
         }
     }

@@ -95,7 +95,12 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
 
     /// A disk level in `directory` (created 0700 if missing), at most `capacity`
     /// bytes of files. Throws ``DiskCacheError/directoryNotWritable(path:errno:)``
-    /// if unusable, ``ExpiryError/invalidTTL(_:)`` for a negative `defaultTTL`; garbage, stale temporary files and corrupt entries are cleaned.
+    /// if it is missing and cannot be created, or cannot be read;
+    /// ``ExpiryError/invalidTTL(_:)`` for a negative `defaultTTL`. Garbage, stale
+    /// temporary files and corrupt entries are cleaned. A directory it may read
+    /// but not write (a warm cache shipped in a read-only image, `EACCES`)
+    /// opens with one warning naming it: its entries are served, and sets and
+    /// removes throw ``DiskCacheError/writeFailed(path:errno:)``.
     public init(
         name: String = "disk",
         directory: URL? = nil,
@@ -122,7 +127,11 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
         self.keyBytes = { key in Array(codecName.utf8) + [0] + keyBytes(key) }
         self.logger = Logger(label: "strata.disk")
         if let code = FileIO.makeDirectory(path) {
-            throw DiskCacheError.directoryNotWritable(path: path, errno: code)
+            guard FileIO.isReadOnlyDirectory(path, failure: code) else {
+                throw DiskCacheError.directoryNotWritable(path: path, errno: code)
+            }
+            logger.warning("cache directory is read-only: its entries are served, writes to it fail",
+                           metadata: ["directory": "\(path)", "error": "\(DiskCacheError.text(code))"])
         }
         rebuildIndex()
         coherentSince.store(readCoherenceMark() ?? 0, ordering: .relaxed)

@@ -271,6 +271,14 @@ enum FileIO {
         }
     }
 
+    /// Whether `code`, what ``makeDirectory(_:)`` or ``checkDirectory(_:)``
+    /// failed with for `path`, says only that the directory there may not be
+    /// written (a read-only filesystem, permissions): it exists and can be
+    /// listed and read.
+    static func isReadOnlyDirectory(_ path: String, failure code: Int32) -> Bool {
+        (code == EROFS || code == EACCES) && directoryExists(path) && access(path, R_OK | X_OK) == 0
+    }
+
     /// Whether `path` exists as a directory.
     static func directoryExists(_ path: String) -> Bool {
         var info = stat()
