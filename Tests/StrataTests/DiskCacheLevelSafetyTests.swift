@@ -61,6 +61,16 @@ import Glibc
         #expect(entries.count == 1)
         for name in entries { #expect(mode(cache.path + "/" + name) == 0o600, "entry \(name)") }
         #expect(mode(cache.path + "/.lock") == 0o600)
+        // The files beside the entries: a remove's tombstone and lock, and
+        // the coherence mark (written when a stack over the level goes).
+        try await level.remove("k")
+        level.lostCoherence()
+        #expect(mode(cache.path + "/.delete-lock") == 0o600)
+        #expect(mode(cache.path + "/.strata-tombstones") == 0o700)
+        let tombstones = try FileManager.default.contentsOfDirectory(atPath: cache.path + "/.strata-tombstones")
+        #expect(!tombstones.isEmpty)
+        for name in tombstones { #expect(mode(cache.path + "/.strata-tombstones/" + name) == 0o600, "tombstone \(name)") }
+        #expect(mode(cache.path + "/.strata-coherent-since") == 0o600, "the coherence mark")
     }
 
     // Two levels on one directory stand for two processes: each decides on

@@ -32,14 +32,14 @@ extension DiskCacheLevel {
         let mark = path + "/" + Self.coherenceMarkName
         // Read, compared and written under the directory's lock: two levels
         // (or processes) losing coherence at once leave the later instant.
-        var failure: (any Error)?
-        FileIO.withDirectoryLock(path) {
-            if let kept = readCoherenceMark(), kept >= now { return }
-            do { try Data(String(now).utf8).write(to: URL(fileURLWithPath: mark), options: .atomic) } catch { failure = error }
+        // Private (0600) as the entries are: written as they are, then renamed.
+        let failure: Int32? = FileIO.withDirectoryLock(path) {
+            if let kept = readCoherenceMark(), kept >= now { return nil }
+            return FileIO.writeAtomically(Array(String(now).utf8), to: mark, directory: path)
         }
         if let failure {
             logger.warning("cannot keep the coherence mark; disk levels opened on this directory later may serve entries written before it",
-                           metadata: ["file": "\(mark)", "error": "\(failure)"])
+                           metadata: ["file": "\(mark)", "error": "\(DiskCacheError.text(failure))"])
         }
     }
 
