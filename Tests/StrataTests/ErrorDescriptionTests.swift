@@ -15,6 +15,7 @@ import Testing
         ImageTransformerError.notAnImage, ImageTransformerError.truncated(.png),
         BackfillDeclined(),
         ExpiryError.invalidTTL("-5s"),
+        ResilienceError.invalidRefreshAhead("nan"),
         DiskCacheError.directoryNotWritable(path: "/x", errno: 13), DiskCacheError.writeFailed(path: "/x", errno: 28),
         DiskCacheError.readFailed(path: "/x", errno: 5), DiskCacheError.valueTooLarge(size: 9, capacity: 1),
         DiskCacheError.shutDown(path: "/x"),

@@ -5,13 +5,17 @@ extension ResilientCache {
     /// else from `load`, kept `ttl` (plus up to `jitter`) in every level (see
     /// ``ComposedCache/get(_:ttl:jitter:load:)``). A hit past the refresh-ahead
     /// fraction of `ttl` starts one background load of the key; a failing or
-    /// late get answers the last known value (see ``ResilientCache``).
+    /// late get answers the last known value (see ``ResilientCache``). Throws
+    /// (as the cause of its `FetchError`) ``ExpiryError/invalidTTL(_:)`` for a
+    /// negative `ttl` and ``ResilienceError/invalidRefreshAhead(_:)`` for a
+    /// refresh-ahead fraction that is not a number.
     public func get<Upper, Lower>(_ key: Key, ttl: Duration?, jitter: Duration = .zero,
                                   load: @escaping @Sendable (Key) async throws -> Value) async throws -> Value
     where Inner == ComposedCache<Upper, Lower> {
         // A hit the top level answers without suspending (as in `entry(forKey:)`):
-        // no timer, no load machinery; a negative TTL goes on, to be refused.
-        if ttl.map({ $0 >= .zero }) ?? true, let read = synchronousEntry {
+        // no timer, no load machinery; a negative TTL or unusable options go
+        // on, to be refused.
+        if ttl.map({ $0 >= .zero }) ?? true, optionsFailure == nil, let read = synchronousEntry {
             let ticket = known?.beginRead(key)
             if let entry = read(key) {
                 known?.settle(entry.value, forKey: key, ticket: ticket, at: clock.now())
@@ -21,6 +25,7 @@ extension ResilientCache {
         }
         let entry = try await FetchError.getting(key, in: name) {
             try ExpiryError.checked(ttl)  // bad input, not a failure to answer stale
+            if let optionsFailure { throw optionsFailure }
             return try await guarded(key) { [inner, weak self] in
                 let (entry, cached) = try await inner.loadEntry(key, ttl: ttl, jitter: jitter, load: load)
                 if cached {

@@ -64,6 +64,9 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
     let refreshing = Mutex<Set<Key>>([])
     /// When each key was last loaded here, with refresh ahead on: it is judged from that.
     let loadTimes: LoadTimes<Key>?
+    /// Why the options cannot be used (a refresh-ahead fraction that is not a
+    /// number): every loading get throws it.
+    @usableFromInline let optionsFailure: ResilienceError?
     private let subscription = Mutex<CacheSubscription?>(nil)
     /// Tags the writes its reads and writes cause below (back-fills, loads):
     /// a store's report of one is no change made by others.
@@ -78,6 +81,7 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
         self.synchronousEntry = inner.synchronousRead?.entry
         self.known = options.maxStale.map { _ in LastKnownValues(capacity: options.capacity) }
         self.loadTimes = options.refreshAhead.map { _ in LoadTimes(capacity: options.capacity) }
+        self.optionsFailure = options.refreshAhead.flatMap { $0.isNaN ? .invalidRefreshAhead("\($0)") : nil }
         guard known != nil else { return }
         let writer = self.writer
         let subscription = inner.subscribe { [weak self] change in
@@ -289,7 +293,9 @@ public struct ResilienceOptions: Sendable, Equatable {
     /// Last known values kept at most (and, with refresh ahead, load times).
     public var capacity: Int
 
-    /// Options with everything off but what is given; `refreshAhead` is clamped to 0...1.
+    /// Options with everything off but what is given; `refreshAhead` is
+    /// clamped to 0...1 (one that is not a number makes every loading get
+    /// throw ``ResilienceError/invalidRefreshAhead(_:)``).
     public init(maxStale: Duration? = nil, softTimeout: Duration? = nil, hardTimeout: Duration? = nil,
                 refreshAhead: Double? = nil, capacity: Int = 10_000) {
         self.maxStale = maxStale
@@ -325,6 +331,8 @@ extension CacheLevel where Key: Hashable {
     /// This stack refreshing an entry in the background when a loading get
     /// (``ResilientCache/get(_:ttl:jitter:load:)``) hits it past `fraction`
     /// of its TTL (0.8: in its last fifth), one load per key at a time.
+    /// `fraction` is clamped to 0...1; one that is not a number makes every
+    /// loading get throw ``ResilienceError/invalidRefreshAhead(_:)``.
     public func refreshAhead(at fraction: Double) -> ResilientCache<Self> {
         ResilientCache(self, options: ResilienceOptions(refreshAhead: fraction))
     }
