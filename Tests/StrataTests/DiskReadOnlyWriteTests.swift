@@ -11,20 +11,33 @@ import Glibc
 /// delete nothing must still leave no value from before it to serve, in
 /// this level and in a stack over it.
 @Suite struct DiskReadOnlyWriteTests {
-    /// The tmpfs of ``DiskTombstoneReviewTests/onTmpfs(_:_:)``, remounted read-only or writable.
-    static func remount(_ dir: TemporaryDirectory, readOnly: Bool) {
+    /// The tmpfs of ``DiskTombstoneReviewTests/onTmpfs(_:size:_:)``, remounted read-only or writable.
+    static func remount(_ dir: TemporaryDirectory, readOnly: Bool, size: String = "64k") {
         let flags = UInt(MS_REMOUNT) | (readOnly ? UInt(MS_RDONLY) : 0)
-        #expect(mount("tmpfs", dir.path, "tmpfs", flags, "size=64k") == 0, "remount: errno \(errno)")
+        #expect(mount("tmpfs", dir.path, "tmpfs", flags, "size=\(size)") == 0, "remount: errno \(errno)")
     }
 
-    @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
-    func aClearThatCouldDeleteNothingServesNothingFromBeforeIt() async throws {
-        try await DiskTombstoneReviewTests.onTmpfs("strata-readonly-clear") { dir in
+    typealias Stack = ComposedCache<MemoryCacheLevel<String, Data>, DiskCacheLevel<String, Data>>
+
+    /// Memory over a disk level on a tmpfs, "old" set for "k" through the
+    /// stack, then the tmpfs remounted read-only.
+    static func onAReadOnlyStack(
+        _ name: String,
+        _ body: (TemporaryDirectory, MemoryCacheLevel<String, Data>, DiskCacheLevel<String, Data>, Stack) async throws -> Void
+    ) async throws {
+        try await DiskTombstoneReviewTests.onTmpfs(name) { dir in
             let memory = MemoryCacheLevel<String, Data>(capacity: 1 << 20)
             let disk = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20)
             let cache = memory + disk
             try await cache.set(Data("old".utf8), forKey: "k")
-            Self.remount(dir, readOnly: true)
+            remount(dir, readOnly: true)
+            try await body(dir, memory, disk, cache)
+        }
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
+    func aClearThatCouldDeleteNothingServesNothingFromBeforeIt() async throws {
+        try await Self.onAReadOnlyStack("strata-readonly-clear") { dir, _, disk, cache in
             await cache.clear()
             #expect(try await cache.getIfPresent("k") == nil, "the clear returned and the value from before it is served")
             #expect(try await disk.getIfPresent("k") == nil)
@@ -76,21 +89,19 @@ import Glibc
     /// back-filled into memory), and a loading get asks the origin.
     @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
     func aStackWhoseDiskSetFailedServesAndBackFillsNoOlderValue() async throws {
-        try await DiskTombstoneReviewTests.onTmpfs("strata-readonly-stack") { dir in
-            let memory = MemoryCacheLevel<String, Data>(capacity: 1 << 20)
-            let disk = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 1 << 20)
-            let cache = memory + disk
-            try await cache.set(Data("old".utf8), forKey: "k")
-            Self.remount(dir, readOnly: true)
+        try await Self.onAReadOnlyStack("strata-readonly-stack") { _, memory, disk, cache in
             let error = await #expect(throws: LevelsFailedError.self) { try await cache.set(Data("new".utf8), forKey: "k") }
             #expect(error?.failingLevels == [disk.name], "\(String(describing: error))")
             #expect(Self.isWriteFailed(error?.failures.first?.cause(as: DiskCacheError.self), EROFS))
             #expect(await poll { memory.value(forKey: "k") == nil }, "memory still holds a value: \(String(describing: memory.value(forKey: "k")))")
-            #expect(try await cache.getIfPresent("k") == nil, "the get answered the value the failed set would replace")
+            let read = try await cache.getIfPresent("k")
+            #expect(read == nil, "the get answered the value the failed set would replace")
             await cache.waitForPendingWrites()
             #expect(memory.value(forKey: "k") == nil, "the get back-filled the disk's older entry into memory")
-            #expect(try await cache.get("k", ttl: .seconds(60)) { _ in Data("origin".utf8) } == Data("origin".utf8))
-            #expect(try await cache.getIfPresent("k") == Data("origin".utf8), "the origin's value, from memory")
+            let loaded = try await cache.get("k", ttl: .seconds(60)) { _ in Data("origin".utf8) }
+            #expect(loaded == Data("origin".utf8))
+            let again = try await cache.getIfPresent("k")
+            #expect(again == Data("origin".utf8), "the origin's value, from memory")
         }
     }
 
@@ -101,30 +112,26 @@ import Glibc
     /// enough for that many entries.
     @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
     func pastTheLimitOfVoidedKeysEveryOlderEntryIsAMiss() async throws {
-        let dir = TemporaryDirectory("strata-readonly-limit"); defer { dir.remove() }
-        guard mount("tmpfs", dir.path, "tmpfs", 0, "size=64m") == 0 else {
-            Issue.record("cannot mount a tmpfs at \(dir.path) (errno \(errno))")
-            return
+        try await DiskTombstoneReviewTests.onTmpfs("strata-readonly-limit", size: "64m") { dir in
+            let limit = DiskCacheLevel<String, Data>.voidedKeyLimit
+            let disk = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 64 << 20)
+            for index in 0...limit { try await disk.set(Data("old".utf8), forKey: "k\(index)") }
+            try await disk.set(Data("untouched".utf8), forKey: "untouched")
+            Self.remount(dir, readOnly: true, size: "64m")
+            for index in 0..<limit {
+                await #expect(throws: DiskCacheError.self) { try await disk.set(Data("new".utf8), forKey: "k\(index)") }
+            }
+            #expect(try await disk.getIfPresent("k0") == nil)
+            #expect(try await disk.getIfPresent("untouched") == Data("untouched".utf8), "at the limit, only the voided keys miss")
+            await #expect(throws: DiskCacheError.self) { try await disk.set(Data("new".utf8), forKey: "k\(limit)") }
+            for key in ["k0", "k\(limit / 2)", "k\(limit)"] {
+                #expect(try await disk.getIfPresent(key) == nil, "\(key): a voided key's entry is served past the limit")
+            }
+            #expect(try await disk.getIfPresent("untouched") == nil, "past the limit, every older entry misses")
+            Self.remount(dir, readOnly: false, size: "64m")
+            try await disk.set(Data("newer".utf8), forKey: "k0")
+            #expect(try await disk.getIfPresent("k0") == Data("newer".utf8), "a set that reached the disk is served")
         }
-        defer { umount(dir.path) }
-        let limit = DiskCacheLevel<String, Data>.voidedKeyLimit
-        let disk = try DiskCacheLevel<String, Data>(directory: dir.url, capacity: 64 << 20)
-        for index in 0...limit { try await disk.set(Data("old".utf8), forKey: "k\(index)") }
-        try await disk.set(Data("untouched".utf8), forKey: "untouched")
-        #expect(mount("tmpfs", dir.path, "tmpfs", UInt(MS_REMOUNT | MS_RDONLY), "size=64m") == 0, "errno \(errno)")
-        for index in 0..<limit {
-            await #expect(throws: DiskCacheError.self) { try await disk.set(Data("new".utf8), forKey: "k\(index)") }
-        }
-        #expect(try await disk.getIfPresent("k0") == nil)
-        #expect(try await disk.getIfPresent("untouched") == Data("untouched".utf8), "at the limit, only the voided keys miss")
-        await #expect(throws: DiskCacheError.self) { try await disk.set(Data("new".utf8), forKey: "k\(limit)") }
-        for key in ["k0", "k\(limit / 2)", "k\(limit)"] {
-            #expect(try await disk.getIfPresent(key) == nil, "\(key): a voided key's entry is served past the limit")
-        }
-        #expect(try await disk.getIfPresent("untouched") == nil, "past the limit, every older entry misses")
-        #expect(mount("tmpfs", dir.path, "tmpfs", UInt(MS_REMOUNT), "size=64m") == 0, "errno \(errno)")
-        try await disk.set(Data("newer".utf8), forKey: "k0")
-        #expect(try await disk.getIfPresent("k0") == Data("newer".utf8), "a set that reached the disk is served")
     }
 
     /// Failed sets racing reads of their keys and of untouched keys: once a

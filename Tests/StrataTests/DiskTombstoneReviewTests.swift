@@ -11,10 +11,10 @@ import Glibc
 /// a full disk. Two levels on one directory stand for two processes.
 @Suite struct DiskTombstoneReviewTests {
     /// Runs `body` on a real, tiny filesystem (tmpfs of 64 KiB, as
-    /// ``DiskCacheLevelTests`` does) mounted at a temporary directory.
-    static func onTmpfs(_ name: String, _ body: (TemporaryDirectory) async throws -> Void) async throws {
+    /// ``DiskCacheLevelTests`` does, unless `size` says otherwise) mounted at a temporary directory.
+    static func onTmpfs(_ name: String, size: String = "64k", _ body: (TemporaryDirectory) async throws -> Void) async throws {
         let dir = TemporaryDirectory(name); defer { dir.remove() }
-        guard mount("tmpfs", dir.path, "tmpfs", 0, "size=64k") == 0 else {
+        guard mount("tmpfs", dir.path, "tmpfs", 0, "size=\(size)") == 0 else {
             Issue.record("cannot mount a tmpfs at \(dir.path) (errno \(errno))")
             return
         }
