@@ -15,7 +15,7 @@ extension ResilientCache {
         // A hit the top level answers without suspending (as in `entry(forKey:)`):
         // no timer, no load machinery; a negative TTL or unusable options go
         // on, to be refused.
-        if ttl.map({ $0 >= .zero }) ?? true, optionsFailure == nil, let read = synchronousEntry {
+        if ttl.map({ $0 >= .zero }) ?? true, optionsUsable, let read = synchronousEntry {
             let ticket = known?.beginRead(key)
             if let entry = read(key) {
                 known?.settle(entry.value, forKey: key, ticket: ticket, at: clock.now())

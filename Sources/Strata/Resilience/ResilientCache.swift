@@ -66,7 +66,9 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
     let loadTimes: LoadTimes<Key>?
     /// Why the options cannot be used (a refresh-ahead fraction that is not a
     /// number): every loading get throws it.
-    @usableFromInline let optionsFailure: ResilienceError?
+    let optionsFailure: ResilienceError?
+    /// `optionsFailure == nil`, for the hit path (a plain load, no copy of the error).
+    @usableFromInline let optionsUsable: Bool
     private let subscription = Mutex<CacheSubscription?>(nil)
     /// Tags the writes its reads and writes cause below (back-fills, loads):
     /// a store's report of one is no change made by others.
@@ -82,6 +84,7 @@ public final class ResilientCache<Inner: CacheLevel>: WrapperLevel where Inner.K
         self.known = options.maxStale.map { _ in LastKnownValues(capacity: options.capacity) }
         self.loadTimes = options.refreshAhead.map { _ in LoadTimes(capacity: options.capacity) }
         self.optionsFailure = options.refreshAhead.flatMap { $0.isNaN ? .invalidRefreshAhead("\($0)") : nil }
+        self.optionsUsable = optionsFailure == nil
         guard known != nil else { return }
         let writer = self.writer
         let subscription = inner.subscribe { [weak self] change in
