@@ -1,6 +1,7 @@
 import Foundation
 @testable import Strata
 import Synchronization
+import StrataTestSupport
 import Testing
 
 /// The memory level's LRU order rests on its access stamps: a stamp taken
@@ -15,7 +16,7 @@ import Testing
         let last = Atomic<UInt64>(0)
         let backwards = Atomic<Int>(0)
         let turns = 50_000
-        DispatchQueue.concurrentPerform(iterations: 2) { thread in
+        await onThreads(2) { thread in
             var shard = LRUShardState<Int, Int>()
             var mine = 0
             while mine < turns {

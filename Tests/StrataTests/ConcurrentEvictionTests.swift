@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 @testable import Strata
+import StrataTestSupport
 import Testing
 
 /// Writers that meet at the eviction lock: under `.lru` one of them leaves
@@ -60,9 +61,9 @@ import Testing
     /// The same from plain threads, which block each other harder than tasks
     /// on the cooperative pool: every write evicts.
     @Test(arguments: [EvictionPolicy.lru, .adaptive])
-    func threadsEvictingTogetherLeaveExactTotals(policy: EvictionPolicy) {
+    func threadsEvictingTogetherLeaveExactTotals(policy: EvictionPolicy) async {
         let level = MemoryCacheLevel<Int, Int>(capacity: 1_000, policy: policy) { _ in 10 }
-        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+        await onThreads(4) { thread in
             for i in 0..<20_000 { try? level.store(i, forKey: thread * 100_000 + i) }
         }
         #expect(level.totalCost <= 1_000)
@@ -77,10 +78,10 @@ extension ConcurrentEvictionTests {
     /// off the totals together; with costs that differ they do not cancel,
     /// and the totals and the eviction count must still come out exact.
     @Test(arguments: [EvictionPolicy.lru, .adaptive])
-    func evictionsOfUnequalCostsLeaveExactTotalsAndCounts(policy: EvictionPolicy) {
+    func evictionsOfUnequalCostsLeaveExactTotalsAndCounts(policy: EvictionPolicy) async {
         let level = MemoryCacheLevel<Int, Int>(capacity: 2_000, countLimit: 150, policy: policy) { $0 % 23 + 1 }
         let perThread = 20_000
-        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+        await onThreads(4) { thread in
             for i in 0..<perThread { try? level.store(i, forKey: thread * 100_000 + i) }
         }
         let present = (0..<4).flatMap { thread in
@@ -285,10 +286,10 @@ extension ConcurrentEvictionTests {
     }
 
     @Test(arguments: [EvictionPolicy.lru, .adaptive])
-    func writersNeverTakeTheLevelFarOverItsLimits(policy: EvictionPolicy) {
+    func writersNeverTakeTheLevelFarOverItsLimits(policy: EvictionPolicy) async {
         let level = MemoryCacheLevel<Int, Int>(capacity: 3_200, countLimit: 320, policy: policy) { _ in 10 }
         let highest = Atomic<Int>(0)
-        DispatchQueue.concurrentPerform(iterations: 3) { thread in
+        await onThreads(3) { thread in
             for i in 0..<30_000 {
                 try? level.store(i, forKey: thread * 1_000_000 + i)
                 let count = level.count

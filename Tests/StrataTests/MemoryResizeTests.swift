@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 @testable import Strata
+import StrataTestSupport
 import Testing
 
 /// ``MemoryCacheLevel/resize(capacity:countLimit:)``: limits changed in
@@ -68,20 +69,6 @@ import Testing
         #expect(level.evictions == 0)
     }
 
-    /// Runs each body on a thread of its own (not the cooperative pool, which
-    /// synchronous loops would starve) and waits for all of them.
-    static func onThreads(_ bodies: [@Sendable () -> Void]) {
-        let group = DispatchGroup()
-        for body in bodies {
-            group.enter()
-            Thread {
-                body()
-                group.leave()
-            }.start()
-        }
-        group.wait()
-    }
-
     /// Waits (polling, with a generous deadline) until `counter` reaches `target`.
     static func waitFor(_ counter: Counter, _ target: Int) {
         let deadline = ContinuousClock.now + .seconds(60)
@@ -91,7 +78,7 @@ import Testing
     /// Writers racing a resize: once they are done, the level is within the
     /// limits the last resize set and its totals are what it holds.
     @Test(arguments: [EvictionPolicy.lru, .adaptive])
-    func writersRacingAResizeEndWithinTheNewBound(policy: EvictionPolicy) {
+    func writersRacingAResizeEndWithinTheNewBound(policy: EvictionPolicy) async {
         for (round, bound) in [37, 1, 120, 5].enumerated() {
             let level = MemoryCacheLevel<Int, Int>(capacity: 1 << 40, countLimit: 400, policy: policy) { $0 % 7 + 1 }
             let stop = Stop()
@@ -115,7 +102,7 @@ import Testing
                 level.resize(capacity: 1 << 40, countLimit: bound)
                 stop.set()
             }
-            Self.onThreads(writers + [resizer])
+            await onThreads(writers + [resizer])
             #expect(level.count <= bound, "\(policy) round \(round): \(level.count) entries over the bound \(bound)")
             let present = (0..<2_000).compactMap { level.value(forKey: $0) }
             #expect(present.count == level.count)
@@ -126,7 +113,7 @@ import Testing
     /// Keys that fit in every size the level is given are never lost: gets
     /// and same-size sets of 100 keys race resizes between 100 and 2,000.
     @Test(arguments: [EvictionPolicy.lru, .adaptive])
-    func aResizeNeverLosesAKeyThatFits(policy: EvictionPolicy) throws {
+    func aResizeNeverLosesAKeyThatFits(policy: EvictionPolicy) async throws {
         let level = MemoryCacheLevel<Int, Int>(capacity: 1 << 40, countLimit: 1_000, policy: policy) { _ in 1 }
         for key in 0..<100 { try level.store(key, forKey: key) }
         let stop = Stop()
@@ -153,7 +140,7 @@ import Testing
             }
             stop.set()
         }
-        Self.onThreads(racers + [resizer])
+        await onThreads(racers + [resizer])
         #expect(lost.value == 0)
         #expect(level.evictions == 0)
         #expect(level.count == 100)

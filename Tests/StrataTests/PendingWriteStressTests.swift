@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 @testable import Strata
+import StrataTestSupport
 import Testing
 
 /// Stress tests from a review of the pending policy writes and the evictor
@@ -49,7 +50,7 @@ import Testing
             let level = MemoryCacheLevel<Int, Int>(capacity: 2_000, countLimit: 120, policy: policy, clock: clock) { $0 % 37 + 1 }
             let threads = 4, keysPerThread = 100
             let stale = Atomic<Int>(0)
-            DispatchQueue.concurrentPerform(iterations: threads) { t in
+            await onThreads(threads) { t in
                 var random = SplitMix64(seed: UInt64(round * 10 + t + 1))
                 var latest: [Int: Int] = [:]
                 for step in 0..<20_000 {
@@ -99,11 +100,11 @@ import Testing
     /// Threads fight over a few keys (in-place pending updates of nodes the
     /// policy knows, reads that fill buffers, removes, clears, expiry).
     @Test(arguments: [EvictionPolicy.adaptive, .lru])
-    func sharedKeysLeaveAConsistentLevel(policy: EvictionPolicy) {
+    func sharedKeysLeaveAConsistentLevel(policy: EvictionPolicy) async {
         for round in 0..<10 {
             let clock = TestClock()
             let level = MemoryCacheLevel<Int, Int>(capacity: 400, countLimit: 30, policy: policy, clock: clock) { $0 % 41 }
-            DispatchQueue.concurrentPerform(iterations: 4) { t in
+            await onThreads(4) { t in
                 var random = SplitMix64(seed: UInt64(round * 100 + t + 1))
                 for step in 0..<15_000 {
                     let key = Int(random.next() % 64)
