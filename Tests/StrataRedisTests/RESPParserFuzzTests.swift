@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import Strata
 @testable import StrataRedis
+import StrataTestSupport
 import Testing
 
 /// Random and mutated replies through ``RESPParser``. Longer runs:
@@ -153,69 +154,73 @@ import Testing
 
     // MARK: The property
 
-    @Test func randomAndMutatedRepliesParseRoundTripOrFailTypedAndSplitsAgree() throws {
-        let environment = ProcessInfo.processInfo.environment
-        let iterations = environment["STRATA_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 100_000
-        let seed = environment["STRATA_FUZZ_SEED"].flatMap(UInt64.init) ?? 0x5354_5241_5441  // "STRATA"
-        var rng = SplitMix64(seed: seed)
-        let corpus = Self.corpus(&rng)
-        let small = RESPLimits(maxBulkLength: 64, maxAggregateCount: 8, maxDepth: 5, maxLineLength: 40)
-        var parsed = 0, incomplete = 0
-        var failed: [RESPParseError.Kind: Int] = [:]
-        var problems = 0
-        let start = ContinuousClock.now
-        for iteration in 0..<iterations where problems < 5 {
-            let bytes = Self.input(corpus, &rng)
-            let limits = iteration % 2 == 0 ? RESPLimits.default : small
-            let (whole, values) = Self.outcome([bytes[...]], limits: limits)
-            let (split, _) = Self.outcome(Self.randomSplit(bytes, &rng), limits: limits)
-            if split != whole {
-                problems += 1
-                Issue.record("seed \(seed) iteration \(iteration): split differs for \(bytes): \(whole) vs \(split)")
-            }
-            // Re-encoding round-trips (a long line may grow when invalid UTF-8 is replaced).
-            let roomy = RESPLimits(maxBulkLength: limits.maxBulkLength, maxAggregateCount: limits.maxAggregateCount,
-                                   maxDepth: limits.maxDepth)
-            if !values.isEmpty {
-                let (again, _) = Self.outcome([whole.encoded[...]], limits: roomy)
-                if again.error != nil || again.replies != values.count || again.encoded != whole.encoded {
+    @Test func randomAndMutatedRepliesParseRoundTripOrFailTypedAndSplitsAgree() async throws {
+        try await offThePool {
+            let environment = ProcessInfo.processInfo.environment
+            let iterations = environment["STRATA_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 100_000
+            let seed = environment["STRATA_FUZZ_SEED"].flatMap(UInt64.init) ?? 0x5354_5241_5441  // "STRATA"
+            var rng = SplitMix64(seed: seed)
+            let corpus = Self.corpus(&rng)
+            let small = RESPLimits(maxBulkLength: 64, maxAggregateCount: 8, maxDepth: 5, maxLineLength: 40)
+            var parsed = 0, incomplete = 0
+            var failed: [RESPParseError.Kind: Int] = [:]
+            var problems = 0
+            let start = ContinuousClock.now
+            for iteration in 0..<iterations where problems < 5 {
+                let bytes = Self.input(corpus, &rng)
+                let limits = iteration % 2 == 0 ? RESPLimits.default : small
+                let (whole, values) = Self.outcome([bytes[...]], limits: limits)
+                let (split, _) = Self.outcome(Self.randomSplit(bytes, &rng), limits: limits)
+                if split != whole {
                     problems += 1
-                    Issue.record("seed \(seed) iteration \(iteration): \(bytes) does not round-trip: \(again)")
+                    Issue.record("seed \(seed) iteration \(iteration): split differs for \(bytes): \(whole) vs \(split)")
                 }
+                // Re-encoding round-trips (a long line may grow when invalid UTF-8 is replaced).
+                let roomy = RESPLimits(maxBulkLength: limits.maxBulkLength, maxAggregateCount: limits.maxAggregateCount,
+                                       maxDepth: limits.maxDepth)
+                if !values.isEmpty {
+                    let (again, _) = Self.outcome([whole.encoded[...]], limits: roomy)
+                    if again.error != nil || again.replies != values.count || again.encoded != whole.encoded {
+                        problems += 1
+                        Issue.record("seed \(seed) iteration \(iteration): \(bytes) does not round-trip: \(again)")
+                    }
+                }
+                if let error = whole.error { failed[error, default: 0] += 1 } else if values.isEmpty { incomplete += 1 } else { parsed += 1 }
             }
-            if let error = whole.error { failed[error, default: 0] += 1 } else if values.isEmpty { incomplete += 1 } else { parsed += 1 }
+            let elapsed = ContinuousClock.now - start
+            print("RESP fuzz: \(iterations) inputs, seed \(seed), \(elapsed): \(parsed) parsed, \(incomplete) incomplete, failed \(failed)")
+            #expect(problems == 0)
+            // The generator reaches every outcome.
+            #expect(parsed > iterations / 10 && incomplete > 0)
+            #expect((failed[.malformed] ?? 0) > 0 && (failed[.tooLarge] ?? 0) > 0 && (failed[.tooDeep] ?? 0) > 0)
         }
-        let elapsed = ContinuousClock.now - start
-        print("RESP fuzz: \(iterations) inputs, seed \(seed), \(elapsed): \(parsed) parsed, \(incomplete) incomplete, failed \(failed)")
-        #expect(problems == 0)
-        // The generator reaches every outcome.
-        #expect(parsed > iterations / 10 && incomplete > 0)
-        #expect((failed[.malformed] ?? 0) > 0 && (failed[.tooLarge] ?? 0) > 0 && (failed[.tooDeep] ?? 0) > 0)
     }
 
     /// Invalidation pushes with random payloads and random key names: the
     /// mapping never traps, and a name it accepts as a key of the level is
     /// exactly that key's Redis name.
-    @Test func randomInvalidationPushesMapOnlyToKeysThatRoundTrip() {
-        var rng = SplitMix64(seed: 0x494E_5641_4C49)  // "INVALI"
-        let prefix = Array("app:".utf8)
-        var keys = 0, accepted = 0
-        for _ in 0..<20_000 {
-            var names: [RESPValue] = (0..<Int.random(in: 0...4, using: &rng)).map { _ in
-                let body = (0..<Int.random(in: 0...8, using: &rng)).map { _ in Array("a:%3A25x".utf8).randomElement(using: &rng)! }
-                return .bulkString(ByteBuffer(bytes: (Bool.random(using: &rng) ? prefix : []) + body))
+    @Test func randomInvalidationPushesMapOnlyToKeysThatRoundTrip() async {
+        await offThePool {
+            var rng = SplitMix64(seed: 0x494E_5641_4C49)  // "INVALI"
+            let prefix = Array("app:".utf8)
+            var keys = 0, accepted = 0
+            for _ in 0..<20_000 {
+                var names: [RESPValue] = (0..<Int.random(in: 0...4, using: &rng)).map { _ in
+                    let body = (0..<Int.random(in: 0...8, using: &rng)).map { _ in Array("a:%3A25x".utf8).randomElement(using: &rng)! }
+                    return .bulkString(ByteBuffer(bytes: (Bool.random(using: &rng) ? prefix : []) + body))
+                }
+                names.append(Self.randomValue(&rng, depth: 3))
+                let payload: RESPValue = Bool.random(using: &rng) ? .array(names) : Self.randomValue(&rng, depth: 1)
+                for invalidation in RedisInvalidationSubscriber.invalidations(in: .push([.bulkString(ByteBuffer(string: "invalidate")), payload])) {
+                    guard case .key(let name) = invalidation else { continue }
+                    keys += 1
+                    guard let key = RedisKeyLayout.escaped.keyBytes(name, prefix: prefix) else { continue }
+                    accepted += 1
+                    #expect(RedisKeyLayout.escaped.name(of: key, prefix: prefix) == name, "\(name)")
+                    #expect(RedisKeyLayout.natural.keyBytes(name, prefix: prefix).map { prefix + $0 } == name, "\(name)")
+                }
             }
-            names.append(Self.randomValue(&rng, depth: 3))
-            let payload: RESPValue = Bool.random(using: &rng) ? .array(names) : Self.randomValue(&rng, depth: 1)
-            for invalidation in RedisInvalidationSubscriber.invalidations(in: .push([.bulkString(ByteBuffer(string: "invalidate")), payload])) {
-                guard case .key(let name) = invalidation else { continue }
-                keys += 1
-                guard let key = RedisKeyLayout.escaped.keyBytes(name, prefix: prefix) else { continue }
-                accepted += 1
-                #expect(RedisKeyLayout.escaped.name(of: key, prefix: prefix) == name, "\(name)")
-                #expect(RedisKeyLayout.natural.keyBytes(name, prefix: prefix).map { prefix + $0 } == name, "\(name)")
-            }
+            #expect(keys > 1000 && accepted > 100 && accepted < keys)
         }
-        #expect(keys > 1000 && accepted > 100 && accepted < keys)
     }
 }

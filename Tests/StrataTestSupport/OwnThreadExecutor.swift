@@ -6,8 +6,15 @@ import Dispatch
 /// test running in parallel.
 public final class OwnThreadExecutor: TaskExecutor {
     private let queue: DispatchQueue
+    private static let marker = DispatchSpecificKey<Bool>()
 
-    public init(label: String = "strata.tests.own-thread") { queue = DispatchQueue(label: label) }
+    public init(label: String = "strata.tests.own-thread") {
+        queue = DispatchQueue(label: label)
+        queue.setSpecific(key: Self.marker, value: true)
+    }
+
+    /// Whether the caller runs on the queue of an `OwnThreadExecutor`.
+    public static var isCurrent: Bool { DispatchQueue.getSpecific(key: marker) ?? false }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)

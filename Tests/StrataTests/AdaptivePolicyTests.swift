@@ -1,5 +1,6 @@
 import Foundation
 @testable import Strata
+import StrataTestSupport
 import Testing
 
 /// The frequency sketch behind `.adaptive` admission.
@@ -120,15 +121,17 @@ import Testing
         #expect(level.windowShare == nil)
     }
 
-    @Test func singleThreadedReplayIsDeterministic() throws {
-        let keys = requests(seed: 9, count: 30_000, keySpace: 3_000)
-        let first = MemoryCacheLevel<Int, Int>(capacity: 300, policy: .adaptive) { _ in 1 }
-        let second = MemoryCacheLevel<Int, Int>(capacity: 300, policy: .adaptive) { _ in 1 }
-        let a = try replay(keys, on: first), b = try replay(keys, on: second)
-        #expect(a == b)
-        #expect(first.admissionsRejected == second.admissionsRejected)
-        #expect(first.windowShare == second.windowShare)
-        #expect(first.evictions == second.evictions)
+    @Test func singleThreadedReplayIsDeterministic() async throws {
+        try await offThePool {
+            let keys = requests(seed: 9, count: 30_000, keySpace: 3_000)
+            let first = MemoryCacheLevel<Int, Int>(capacity: 300, policy: .adaptive) { _ in 1 }
+            let second = MemoryCacheLevel<Int, Int>(capacity: 300, policy: .adaptive) { _ in 1 }
+            let a = try replay(keys, on: first), b = try replay(keys, on: second)
+            #expect(a == b)
+            #expect(first.admissionsRejected == second.admissionsRejected)
+            #expect(first.windowShare == second.windowShare)
+            #expect(first.evictions == second.evictions)
+        }
     }
 
     @Test func resistsAScanThatFlushesLRU() throws {
@@ -191,29 +194,31 @@ import Testing
     /// removed key misses, the totals match the stored entries and the limits hold.
     @Test(arguments: [(1, 40, 120), (2, 300, 900), (3, 2_000, 2_500)])
     func modelInvariants(seed: UInt64, capacity: Int, keySpace: Int) async throws {
-        var random = SplitMix64(seed: seed)
-        let level = MemoryCacheLevel<Int, Int>(capacity: capacity * 3, policy: .adaptive) { $0 % 5 + 1 }
-        var last: [Int: Int] = [:]
-        for step in 0..<20_000 {
-            let key = Int.random(in: 0..<keySpace, using: &random)
-            switch Int.random(in: 0..<10, using: &random) {
-            case 0..<4:
-                let value = key * 10 + step % 7
-                try level.store(value, forKey: key)
-                last[key] = value
-            case 4:
-                try await level.remove(key)
-                last[key] = nil
-            default:
-                if let value = level.value(forKey: key) {
-                    #expect(value == last[key], "step \(step) key \(key)")
+        try await offThePool {
+            var random = SplitMix64(seed: seed)
+            let level = MemoryCacheLevel<Int, Int>(capacity: capacity * 3, policy: .adaptive) { $0 % 5 + 1 }
+            var last: [Int: Int] = [:]
+            for step in 0..<20_000 {
+                let key = Int.random(in: 0..<keySpace, using: &random)
+                switch Int.random(in: 0..<10, using: &random) {
+                case 0..<4:
+                    let value = key * 10 + step % 7
+                    try level.store(value, forKey: key)
+                    last[key] = value
+                case 4:
+                    try await level.remove(key)
+                    last[key] = nil
+                default:
+                    if let value = level.value(forKey: key) {
+                        #expect(value == last[key], "step \(step) key \(key)")
+                    }
                 }
+                #expect(level.totalCost <= capacity * 3)
             }
-            #expect(level.totalCost <= capacity * 3)
+            let present = (0..<keySpace).compactMap { level.value(forKey: $0) }
+            #expect(present.count == level.count)
+            #expect(present.reduce(0) { $0 + $1 % 5 + 1 } == level.totalCost)
         }
-        let present = (0..<keySpace).compactMap { level.value(forKey: $0) }
-        #expect(present.count == level.count)
-        #expect(present.reduce(0) { $0 + $1 % 5 + 1 } == level.totalCost)
     }
 
     @Test(arguments: [EvictionPolicy.lru, .adaptive])
@@ -245,32 +250,34 @@ import Testing
 /// The ghost lists' table against a Dictionary, under random operations with
 /// many colliding keys (so probe runs wrap and deletions shift them).
 @Suite struct HashedIntTableTests {
-    @Test func agreesWithADictionaryUnderRandomOperations() {
-        var generator = SplitMix64(seed: 7)
-        var table = HashedIntTable()
-        var reference: [Int: Int] = [:]
-        for step in 1...200_000 {
-            // Keys from a small range, multiplied so that many share home slots.
-            let key = Int(generator.next() % 512) &* 1024 &- 40_000
-            switch generator.next() % 4 {
-            case 0:
-                table.set(key, step)
-                reference[key] = step
-            case 1:
-                #expect(table.remove(key) == reference.removeValue(forKey: key))
-            case 2:
-                // Removed only if it holds the value expected: half the
-                // time its current one, else one it does not hold.
-                let expected = generator.next() % 2 == 0 ? (reference[key] ?? 1) : step
-                let had = reference[key]
-                #expect(table.remove(key, onlyIf: expected) == had)
-                if had == expected { reference[key] = nil }
-            default:
-                #expect(table[key] == reference[key])
-            }
-            if step % 50_000 == 0 {
-                #expect(table.count == reference.count)
-                for (key, value) in reference { #expect(table[key] == value) }
+    @Test func agreesWithADictionaryUnderRandomOperations() async {
+        await offThePool {
+            var generator = SplitMix64(seed: 7)
+            var table = HashedIntTable()
+            var reference: [Int: Int] = [:]
+            for step in 1...200_000 {
+                // Keys from a small range, multiplied so that many share home slots.
+                let key = Int(generator.next() % 512) &* 1024 &- 40_000
+                switch generator.next() % 4 {
+                case 0:
+                    table.set(key, step)
+                    reference[key] = step
+                case 1:
+                    #expect(table.remove(key) == reference.removeValue(forKey: key))
+                case 2:
+                    // Removed only if it holds the value expected: half the
+                    // time its current one, else one it does not hold.
+                    let expected = generator.next() % 2 == 0 ? (reference[key] ?? 1) : step
+                    let had = reference[key]
+                    #expect(table.remove(key, onlyIf: expected) == had)
+                    if had == expected { reference[key] = nil }
+                default:
+                    #expect(table[key] == reference[key])
+                }
+                if step % 50_000 == 0 {
+                    #expect(table.count == reference.count)
+                    for (key, value) in reference { #expect(table[key] == value) }
+                }
             }
         }
     }
