@@ -18,7 +18,7 @@ import Testing
         let state = Mutex(State())
         /// The held synchronous read has read its value and waits for `release`.
         let synchronousReadHeld = Atomic<Bool>(false)
-        let release = Atomic<Bool>(false)
+        let release = DispatchSemaphore(value: 0)
         var name: String { "gated" }
         struct Down: Error {}
 
@@ -34,7 +34,8 @@ import Testing
             return value
         }
         /// A memory-like level: answers without suspending. When held, it
-        /// reads the value, then waits (a poll with a deadline) for `release`.
+        /// reads the value, then waits (with a deadline) for `release`,
+        /// blocking its thread: run the read on an ``OwnThreadExecutor``.
         func synchronousValue(forKey key: String) -> String? {
             let (value, hold) = state.withLock { state -> (String?, Bool) in
                 if state.failing { return (nil, false) }
@@ -43,8 +44,9 @@ import Testing
             }
             if hold {
                 synchronousReadHeld.store(true, ordering: .sequentiallyConsistent)
-                let deadline = ContinuousClock.now + .seconds(30)
-                while !release.load(ordering: .sequentiallyConsistent), ContinuousClock.now < deadline {}
+                // Asleep, not spinning: a busy wait took one of the two cores
+                // from every other test for as long as this one waited.
+                _ = release.wait(timeout: .now() + 30)
             }
             return value
         }
@@ -72,13 +74,13 @@ import Testing
         level["k"] = "v1"
         let cache = level.failSafe(maxStale: .seconds(600))
         level.state.withLock { $0.holdNextSynchronousRead = true }
-        // Held by a busy wait: off the shared pool, or every test running
+        // Held by a blocking wait: off the shared pool, or every test running
         // beside it waits too (the Redis suite's subscriptions timed out).
         let read = Task(executorPreference: OwnThreadExecutor()) { try await cache.getIfPresent("k") }
         #expect(await poll { level.synchronousReadHeld.load(ordering: .sequentiallyConsistent) })
         // The hit has read "v1"; a set through the cache now replaces it, alone.
         try await cache.set("v2", forKey: "k")
-        level.release.store(true, ordering: .sequentiallyConsistent)
+        level.release.signal()
         #expect(try await read.value == "v1")
         #expect(level["k"] == "v2")
         level.fail(true)
