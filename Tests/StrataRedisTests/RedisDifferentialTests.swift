@@ -312,8 +312,10 @@ import Testing
     }
 
     /// Waits until every Redis level is subscribed (a level's operations also wait for it, at most 250 ms).
+    /// Polls as long as the other subscription waits (``poll(timeout:_:)``'s
+    /// default): a loaded machine can take seconds to connect and subscribe.
     static func subscribed(_ compositions: [Composition]) async -> Bool {
-        await poll(timeout: .seconds(5)) { compositions.allSatisfy { $0.redis.isReceivingInvalidations || !$0.redis.invalidatesLevelsAbove } }
+        await poll { compositions.allSatisfy { $0.redis.isReceivingInvalidations || !$0.redis.invalidatesLevelsAbove } }
     }
 
     // MARK: Raw access (a client that is not Strata)
