@@ -136,7 +136,7 @@ import Glibc
             // The empty tombstone an earlier remove on a full disk left, a minute ago (still young).
             let tombstones = DiskTombstones(entries: dir.path)
             let bucket = tombstones.path(EntryID(keyBytes: other.keyBytes("k")))
-            #expect(mkdir(tombstones.directory, 0o700) == 0)
+            #expect(mkdir(tombstones.directory, 0o700) == 0 || errno == EEXIST)  // the level made it
             #expect(FileManager.default.createFile(atPath: bucket, contents: nil))
             let minuteAgo = timespec(tv_sec: time(nil) - 60, tv_nsec: 0)
             #expect(utimensat(AT_FDCWD, bucket, [minuteAgo, minuteAgo], 0) == 0)

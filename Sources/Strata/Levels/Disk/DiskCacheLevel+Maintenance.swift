@@ -139,6 +139,8 @@ extension DiskCacheLevel {
                              metadata: ["directory": "\(path)", "error": "\(DiskCacheError.text(code))"])
                 return false
             }
+            // Its tombstones went with it: back-fills begun before are declined (`DiskTombstones`).
+            tombstones.make()
             state.withLock { state in
                 state.reset()
                 state.counters.directoryRecreations += 1

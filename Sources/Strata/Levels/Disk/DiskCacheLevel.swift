@@ -133,6 +133,8 @@ public final class DiskCacheLevel<Key: Sendable, Value: Sendable>: ExpirableCach
             logger.warning("cache directory is read-only: its entries are served, writes to it fail",
                            metadata: ["directory": "\(path)", "error": "\(DiskCacheError.text(code))"])
         }
+        // A directory without tombstones has an unknown past (see `DiskTombstones`).
+        tombstones.make()
         rebuildIndex()
         coherentSince.store(readCoherenceMark() ?? 0, ordering: .relaxed)
     }

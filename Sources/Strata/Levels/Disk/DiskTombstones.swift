@@ -1,3 +1,5 @@
+import CStrataSystem
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -33,6 +35,13 @@ import Darwin
 // ahead than they live (the wall clock was stepped back: they would stop
 // every back-fill for the size of the step), stop nothing and are deleted
 // when a level opens the directory and by `removeExpired()`.
+// A deleted directory takes its tombstones with it, so a directory without
+// `.strata-tombstones` has an unknown past (made again by a level, by
+// another process, by `mkdir`): a back-fill landing there is declined and
+// leaves the tombstones' directory, holding a tombstone of all dated now;
+// a level makes it so when it opens or makes the directory again. It is
+// made aside and renamed into place, so it never exists without that
+// tombstone: whoever finds it finds the history that matters.
 
 /// The tombstones of a disk level's directory (see the note above).
 struct DiskTombstones: Sendable {
@@ -82,14 +91,46 @@ struct DiskTombstones: Sendable {
         // a file truncated and written again).
         var fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         if fd < 0, errno == ENOENT {
-            if mkdir(directory, 0o700) != 0, errno != EEXIST { return Self.failure(errno) }
+            if let code = make() { return code }
             fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         }
         guard fd >= 0 else { return Self.failure(errno) }
         defer { close(fd) }
-        var now = Self.wallNow().littleEndian
-        _ = withUnsafeBytes(of: &now) { pwrite(fd, $0.baseAddress, 8, 0) }  // short: read by its modification time
+        Self.stamp(fd)
         return nil
+    }
+
+    /// Writes now into the tombstone open at `fd` (a short write is read by
+    /// its modification time).
+    private static func stamp(_ fd: Int32) {
+        var now = wallNow().littleEndian
+        _ = withUnsafeBytes(of: &now) { pwrite(fd, $0.baseAddress, 8, 0) }
+    }
+
+    /// Tells the tombstones' directories made aside apart.
+    private static let asides = Atomic<Int>(0)
+
+    /// Makes the tombstones' directory if there is none, holding a
+    /// tombstone of all dated now: made aside, then renamed into place, so it
+    /// never exists without it (see the note above). Returns the errno when
+    /// it could not (the entries' directory is gone: `ENOENT`).
+    @discardableResult
+    func make() -> Int32? {
+        if FileIO.directoryExists(directory) { return nil }
+        let aside = directory + ".tmp-\(getpid())-\(Self.asides.add(1, ordering: .relaxed).newValue)"
+        guard mkdir(aside, 0o700) == 0 else { return Self.failure(errno) }
+        let all = aside + "/" + Self.allName
+        defer { unlink(all); rmdir(aside) }  // left only when another made it first
+        let fd = open(all, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return Self.failure(errno) }
+        Self.stamp(fd)
+        close(fd)
+        if strata_rename_noreplace(aside, directory) == 0 { return nil }
+        var code = errno
+        if code == EINVAL || code == ENOSYS {  // a filesystem without it: replaces only an empty directory
+            code = rename(aside, directory) == 0 ? 0 : errno
+        }
+        return [0, EEXIST, ENOTEMPTY].contains(code) ? nil : Self.failure(code)
     }
 
     /// `code`, unless it says the filesystem is read-only: nothing can land
@@ -112,8 +153,14 @@ struct DiskTombstones: Sendable {
 
     /// Whether a back-fill whose read began at `readStart` (wall clock; `nil`:
     /// unknown) must be declined for `id`: a young tombstone is not older than it.
+    /// With no tombstones' directory (its past unknown: see the note
+    /// above), it is made and every back-fill begun before is declined.
     func forbid(_ id: EntryID, readStart: Int64?) -> Bool {
-        guard let removed = latest(for: id) else { return false }
+        guard let removed = latest(for: id) else {
+            if FileIO.directoryExists(directory) { return false }
+            make()
+            return true
+        }
         guard let readStart else { return true }
         return removed >= readStart
     }
