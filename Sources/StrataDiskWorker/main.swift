@@ -15,6 +15,13 @@ if arguments.count >= 4, ["set", "remove"].contains(arguments[2]) {
     }
     exit(0)
 }
+// strata-disk-worker DIR kv-remove DOMAIN KEY: removes KEY from the key-value
+// store domain DOMAIN in DIR, as another process.
+if arguments.count == 5, arguments[2] == "kv-remove" {
+    let level = try KeyValueStoreLevel<String, Data>(name: arguments[3], directory: URL(fileURLWithPath: arguments[1]))
+    try await level.remove(arguments[4])
+    exit(0)
+}
 // strata-disk-worker UPPER stacked LOWER KEY VALUE: sets KEY through `upper +
 // lower` (two disk levels), prints "ready" and waits to be killed (kill -9: no
 // deinit runs).

@@ -12,7 +12,7 @@ extension KeyValueStoreLevel: InspectableLevel {
     package func inspectKeys(limit: Int) throws -> [KeyInspection] {
         guard limit > 0 else { return [] }
         let now = clock.now().nanosecondsSince1970
-        return try domain().lazy.filter { !$0.value.isExpired(at: now) }.prefix(limit).map { storageKey, entry in
+        return try domain().lazy.filter { !Tombstones.isTombstone($0.key) && !$0.value.isExpired(at: now) }.prefix(limit).map { storageKey, entry in
             KeyInspection(key: Data(base64Encoded: storageKey).map { KeyInspection.text($0) } ?? storageKey,
                           size: entry.value.count,
                           ttlLeft: entry.expiresAt.flatMap { KeyInspection.ttlLeft(expiresAt: $0, now: now) })

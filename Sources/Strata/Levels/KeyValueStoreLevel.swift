@@ -26,6 +26,9 @@ import Darwin
 ///   throws ``DiskCacheError/readFailed(path:errno:)``, leaving the file. One
 ///   that is not a domain is moved aside to `<name>.plist.corrupt-<seconds>[-n]`
 ///   (never overwriting another) and the domain starts empty.
+/// - A remove or clear leaves a tombstone in the domain: a back-fill whose
+///   read began before it, in any process, is declined (see
+///   `KeyValueStoreLevel+Tombstones.swift`).
 public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>: ExpirableCacheLevel {
     struct Entry: Codable, Equatable, Sendable {
         var value: Data
@@ -191,15 +194,21 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
     }
 
     public func set(_ value: Value, forKey key: Key, expiresAt: CacheInstant?) async throws {
-        try await store(value, forKey: key, expiresAt: expiresAt, backfill: false)
+        try await store(value, forKey: key, expiresAt: expiresAt, landing: nil)
     }
 
-    /// A back-fill keeps the lower entry's deadline, capped at this level's TTL.
+    /// A back-fill keeps the lower entry's deadline, capped at this level's
+    /// TTL. It replaces no live value, and is declined (``BackfillDeclined``)
+    /// if its key was removed, or the domain cleared, by any process since
+    /// its read began, or recently when it does not say (the tombstones).
     public func backfill(_ fill: Backfill<Value>, forKey key: Key) async throws {
-        try await store(fill.value, forKey: key, expiresAt: fill.expiresAt, backfill: true)
+        try await store(fill.value, forKey: key, expiresAt: fill.expiresAt,
+                        landing: Landing(readStart: fill.readStartedAt.map(DiskTombstones.wallTime(of:))))
     }
 
-    private func store(_ value: Value, forKey key: Key, expiresAt: CacheInstant?, backfill: Bool) async throws {
+    private func store(_ value: Value, forKey key: Key, expiresAt: CacheInstant?,
+                       landing: Landing?) async throws {
+        let backfill = landing != nil
         let encoded: Data
         do { encoded = try codec.encoded(value) } catch {
             try? await remove(key)  // a failed set leaves no older value to serve
@@ -212,7 +221,8 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
         let storageKey = Self.storageKey(key)
         var declined = false
         try mutate({ entries in
-            if backfill, let held = entries[storageKey], !held.isExpired(at: clock.now().nanosecondsSince1970) {
+            if let landing, entries[storageKey].map({ !$0.isExpired(at: clock.now().nanosecondsSince1970) }) ?? false
+                || Tombstones.forbid(storageKey, readStart: landing.readStart, in: entries) {
                 declined = true
                 return
             }
@@ -221,22 +231,27 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
         if declined { throw BackfillDeclined() }
     }
 
+    /// Deletes `key`'s value and leaves its tombstone, even when it held none
+    /// (a back-fill begun before may be on its way).
     public func remove(_ key: Key) async throws {
         let storageKey = Self.storageKey(key)
-        guard try domain()[storageKey] != nil else { return }
-        try mutate { $0[storageKey] = nil }
+        try mutate { entries in
+            entries[storageKey] = nil
+            Tombstones.record(storageKey, in: &entries)
+        }
     }
 
-    /// Empties the domain; a file that cannot be read is left (failure logged).
+    /// Empties the domain, leaving the tombstone of a clear; a file that
+    /// cannot be read is left (failure logged).
     public func clear() async {
-        do { try mutate { $0.removeAll() } } catch {
+        do { try mutate { $0.removeAll(); Tombstones.record(nil, in: &$0) } } catch {
             logger.warning("clearing the domain failed", metadata: ["file": "\(file.path)", "error": "\(error)"])
         }
     }
 
     /// Empties the domain, without suspending (see ``CacheLevel/lostCoherence()``).
     public func lostCoherence() {
-        do { try mutate { $0.removeAll() } } catch {
+        do { try mutate { $0.removeAll(); Tombstones.record(nil, in: &$0) } } catch {
             logger.warning("emptying the domain failed", metadata: ["file": "\(file.path)", "error": "\(error)"])
         }
     }
@@ -248,13 +263,14 @@ public final class KeyValueStoreLevel<Key: CacheKeyConvertible, Value: Sendable>
     package var isLoaded: Bool { soft.withLock { $0 != nil } }
 
     /// Entries in the domain; 0 when the file cannot be read.
-    public var count: Int { (try? domain().count) ?? 0 }
+    public var count: Int { (try? domain().keys.count { !Tombstones.isTombstone($0) }) ?? 0 }
 
     @discardableResult
     public func removeExpired() async -> Int {
         let now = clock.now().nanosecondsSince1970
         var removed = 0
         try? mutate { domain in
+            Tombstones.sweep(&domain)
             for (key, entry) in domain where entry.isExpired(at: now) {
                 domain[key] = nil
                 removed += 1
