@@ -22,6 +22,42 @@ if arguments.count == 5, arguments[2] == "kv-remove" {
     try await level.remove(arguments[4])
     exit(0)
 }
+// strata-disk-worker DIR serve: `memory + disk` (String values) on DIR, as
+// another process of the differential tests. Prints `ready`, then reads
+// commands from stdin, one per line, each answered by one line:
+// `get KEY` (`value KEY VALUE` or `miss KEY`, once its back-fills landed),
+// `load KEY VALUE` (a loading get whose loader answers VALUE: `value KEY V`),
+// `set KEY VALUE`, `remove KEY`, `clear` (`done`), `quit`; a failure
+// answers `error …`.
+if arguments.count == 3, arguments[2] == "serve" {
+    let disk = try DiskCacheLevel<String, String>(directory: URL(fileURLWithPath: arguments[1]), capacity: 1 << 20)
+    let stack = MemoryCacheLevel<String, String>(capacity: 1 << 20) + disk
+    let say = { (line: String) in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+    say("ready")
+    while let line = readLine() {
+        let words = line.split(separator: " ").map(String.init)
+        do {
+            switch (words.first, words.count) {
+            case ("get", 2):
+                let value = try await stack.getIfPresent(words[1])
+                await stack.waitForPendingWrites()
+                say(value.map { "value \(words[1]) \($0)" } ?? "miss \(words[1])")
+            case ("load", 3):
+                let value = try await stack.get(words[1], ttl: .seconds(60)) { _ in words[2] }
+                await stack.waitForPendingWrites()
+                say("value \(words[1]) \(value)")
+            case ("set", 3): try await stack.set(words[2], forKey: words[1]); say("done")
+            case ("remove", 2): try await stack.remove(words[1]); say("done")
+            case ("clear", 1): await stack.clear(); say("done")
+            case ("quit", 1): exit(0)
+            default: say("error unknown command: \(line)")
+            }
+        } catch {
+            say("error \(line): \(error)")
+        }
+    }
+    exit(0)
+}
 // strata-disk-worker UPPER stacked LOWER KEY VALUE: sets KEY through `upper +
 // lower` (two disk levels), prints "ready" and waits to be killed (kill -9: no
 // deinit runs).

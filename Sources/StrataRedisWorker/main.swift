@@ -3,7 +3,8 @@
 // receives invalidations, then `invalidated KEY NANOS` (wall clock) for each
 // key Redis reports changed, and `flush NANOS` for each flush. Reads commands
 // from stdin, one per line: `get KEY` prints `value KEY VALUE` (or `miss KEY`)
-// and `upper KEY` the same for its memory level alone; `load KEY MS` and
+// and `upper KEY` the same for its memory level alone; `remove KEY` removes
+// KEY through `memory + redis` and prints `done remove KEY`; `load KEY MS` and
 // `dload KEY MS` get KEY through a loader that takes MS milliseconds and
 // counts its calls in Redis (`INCR strata-test-loads:KEY`), the second
 // behind the distributed lock (`distributedLoad`); `quit` exits.
@@ -66,6 +67,13 @@ while let line = readLine() {
         let load = parts[0] == "dload" ? redis.distributedLoad(ttl: .seconds(60), loader) : loader
         do {
             Out.say("value \(key) \(try await cache.get(key, ttl: .seconds(60), load: load))")
+        } catch {
+            Out.say("error \(line): \(error)")
+        }
+    case ("remove", 2):
+        do {
+            try await cache.remove(parts[1])
+            Out.say("done remove \(parts[1])")
         } catch {
             Out.say("error \(line): \(error)")
         }

@@ -9,17 +9,11 @@ import Testing
 /// two `StrataRedisWorker`s (B, C), each with its own `memory + redis`, must
 /// drop the key from memory and serve the new value.
 @Suite(.serialized) struct RedisMultiProcessTests {
-    final class Lines: Sendable {
-        private let lines = Mutex<[String]>([])
-        var all: [String] { lines.withLock { $0 } }
-        func append(_ line: String) { lines.withLock { $0.append(line) } }
-    }
-
     /// A worker process and the lines it printed.
     final class Worker: Sendable {
         let process: Process
         private let input: FileHandle
-        private let lines = Lines()
+        private let lines: ChildLines
 
         init(url: String, prefix: String) throws {
             let process = Process()
@@ -30,35 +24,23 @@ import Testing
             process.standardOutput = stdout
             self.process = process
             self.input = stdin.fileHandleForWriting
-            let output = stdout.fileHandleForReading
             try process.run()
-            let lines = self.lines
-            Thread.detachNewThread {
-                var pending = Data()
-                while true {
-                    let chunk = output.availableData
-                    if chunk.isEmpty { return }
-                    pending += chunk
-                    while let newline = pending.firstIndex(of: 0x0A) {
-                        let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                        pending = Data(pending[(newline + 1)...])
-                        lines.append(line)
-                    }
-                }
-            }
+            lines = ChildLines(stdout.fileHandleForReading)
         }
 
         var output: [String] { lines.all }
 
         func send(_ line: String) { input.write(Data((line + "\n").utf8)) }
 
-        /// Sends `command` and waits for its answer (the first new line starting with `value`, `miss` or `error`).
+        /// Sends `command` and waits for its answer (the first new line starting with `value`, `miss`, `done` or `error`).
         func ask(_ command: String) async -> String? {
             let before = output.count
             send(command)
             var answer: String?
             _ = await poll {
-                answer = output.dropFirst(before).first { $0.hasPrefix("value ") || $0.hasPrefix("miss ") || $0.hasPrefix("error ") }
+                answer = output.dropFirst(before).first {
+                    $0.hasPrefix("value ") || $0.hasPrefix("miss ") || $0.hasPrefix("done ") || $0.hasPrefix("error ")
+                }
                 return answer != nil
             }
             return answer

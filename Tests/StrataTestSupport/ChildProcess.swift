@@ -46,3 +46,28 @@ public final class ChildWatchdog: Sendable {
         !fired.compareExchange(expected: 0, desired: 2, ordering: .relaxed).exchanged
     }
 }
+
+/// The lines a child process prints to `output`, as they come: read on a
+/// thread of its own until the pipe closes.
+public final class ChildLines: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    public init(_ output: FileHandle) {
+        Thread.detachNewThread { [self] in
+            var pending = Data()
+            while true {
+                let chunk = output.availableData
+                if chunk.isEmpty { return }
+                pending += chunk
+                while let newline = pending.firstIndex(of: 0x0A) {
+                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                    pending = Data(pending[(newline + 1)...])
+                    lines.withLock { $0.append(line) }
+                }
+            }
+        }
+    }
+
+    /// Every line so far, in order.
+    public var all: [String] { lines.withLock { $0 } }
+}
