@@ -102,11 +102,12 @@ import Testing
 
         let tracking = try #require(redis.subscriber?.writeConnection)
         let blocker = Task { try await tracking.send([Array("BLPOP".utf8), Array("blocker".utf8), Array("1".utf8)]) }
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(try await poll { try await Self.blockedQueryBuffer(server) == 0 }, "the connection is blocked in BLPOP")
         let writer = Task {
             if operation == "set" { try await cacheA.set("new", forKey: "k") } else { try await cacheA.remove("k") }
         }
-        try await Task.sleep(for: .milliseconds(100))  // sent, waiting behind the BLPOP
+        // Sent: its bytes wait in the blocked connection's query buffer.
+        #expect(try await poll { try await (Self.blockedQueryBuffer(server) ?? 0) > 0 }, "A's write was sent")
         writer.cancel()
         _ = await writer.result
         #expect(await poll { cacheB.invalidationsApplied >= 2 }, "A's report reached B")
@@ -123,6 +124,14 @@ import Testing
         #expect(above == nil || above == below, "B holds \(String(describing: above)), Redis \(String(describing: below))")
         await redis.shutdown(); await server.kill()
     }
+    /// The query buffer (bytes received, not yet run) of the connection
+    /// blocked in `BLPOP`; `nil` while none is.
+    static func blockedQueryBuffer(_ server: RedisServer) async throws -> Int? {
+        let blocked = try await redisCLI(server, "CLIENT", "LIST").split(separator: "\n").first { $0.contains(" cmd=blpop ") }
+        guard let field = blocked?.split(separator: " ").first(where: { $0.hasPrefix("qbuf=") }) else { return nil }
+        return Int(field.dropFirst("qbuf=".count))
+    }
+
     /// The level's report of a write runs in a task of its own, which
     /// inherits the writing request's task-locals: its trace (and back-fill
     /// flag). Another composition's drop of the key, made in that task, is
