@@ -31,8 +31,9 @@ import Testing
         _ = await tmux.waitFor { !$0.contains("events") }
 
         // A second run finds both commands with ↑.
-        try tmux("kill-session", "-t", "ui")
-        try tmux("new-session", "-d", "-s", "ui", "-x", "120", "-y", "40", command + "; sleep 30")
+        // The same pane runs it again: killing the only session ends the tmux
+        // server, and a new session made at once could reach the dying one.
+        try tmux("respawn-pane", "-k", "-t", "ui", command + "; sleep 30")
         _ = await tmux.waitFor { $0.contains("events") }
         try tmux("send-keys", "-t", "ui", ":", "Up")
         let last = await tmux.waitFor { $0.contains(":get abc█") }

@@ -95,8 +95,9 @@ import Testing
         try tmux("send-keys", "-t", "ui", "q")
         _ = await tmux.waitFor { !$0.contains("events") }
 
-        try tmux("kill-session", "-t", "ui")
-        try tmux("new-session", "-d", "-s", "ui", "-x", "100", "-y", "34", command + " --no-mouse; sleep 30")
+        // The same pane runs it again (a new session after killing the only
+        // one could reach the tmux server while it exits).
+        try tmux("respawn-pane", "-k", "-t", "ui", command + " --no-mouse; sleep 30")
         _ = await tmux.waitFor { $0.contains("events") }
         try tmux("send-keys", "-t", "ui", "-l", "\u{1B}[<0;11;9M")
         try tmux("send-keys", "-t", "ui", ":get after-click", "Enter")

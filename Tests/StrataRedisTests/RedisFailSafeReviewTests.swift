@@ -12,7 +12,7 @@ import Testing
     @Test func aValueReplacedWhileContactWasLostIsNotAnsweredStaleAfterComingBack() async throws {
         let server = try await RedisServer()
         let redis = try RedisCacheLevel<String, String>(url: server.url, prefix: "fsr:", codec: .string,
-                                                        commandTimeout: .milliseconds(300))
+                                                        commandTimeout: .seconds(2))
         let memory = MemoryCacheLevel<String, String>(capacity: 1 << 20)
         let cache = (memory + redis).failSafe(maxStale: .seconds(600))
         let db = RedisFailSafeTests.Database()
