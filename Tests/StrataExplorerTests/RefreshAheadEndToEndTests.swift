@@ -23,8 +23,8 @@ import Testing
         #expect(ready.contains("refresh ahead 25%: 0 refreshes"), "screen:\n\(ready)")
 
         try tmux("send-keys", "-t", "ui", ":get hot", "Enter")
-        let loaded = await tmux.waitFor { $0.contains("get hot  L1 miss → origin hit") }
-        #expect(loaded.contains("get hot  L1 miss → origin hit"), "screen:\n\(loaded)")
+        let loaded = await tmux.waitFor { $0.withoutLatencies.contains("get hot  L1 miss → origin hit") }
+        #expect(loaded.withoutLatencies.contains("get hot  L1 miss → origin hit"), "screen:\n\(loaded)")
         // Gets of the hot key until one comes after a quarter of its TTL (1 s): a
         // poll, each get answered before the next is typed.
         let deadline = Date().addingTimeInterval(60)

@@ -138,7 +138,7 @@ import Testing
             let lines = model.events.map(\.text).filter { $0.contains("refresh ahead started") }
             #expect(lines.count == refreshes, "\(model.events.prefix(5).map(\.text))")
             #expect(lines.allSatisfy { $0.hasPrefix("get hot  L1 hit") && $0.hasSuffix("→ refresh ahead started") }, "\(lines)")
-            #expect(model.events.contains { $0.text.hasPrefix("get hot  L1 miss → origin hit") }, "one miss shown, not the look before loading")
+            #expect(model.events.contains { $0.text.withoutLatencies.hasPrefix("get hot  L1 miss → origin hit") }, "one miss shown, not the look before loading")
         }
     }
 
@@ -182,7 +182,7 @@ import Testing
             #expect(await !model.execute(.clear(level: "L1")).isError)
             let answer = await model.execute(.get(key: "k"))
             #expect(!answer.isError && answer.message.hasSuffix("\"kept\""), "\(answer.message)")
-            #expect(model.events.contains { $0.text.hasPrefix("get k  L1 miss → origin error") && $0.text.contains("answered stale (seen") },
+            #expect(model.events.contains { $0.text.withoutLatencies.hasPrefix("get k  L1 miss → origin error") && $0.text.contains("answered stale (seen") },
                     "\(model.events.prefix(3).map(\.text))")
             #expect(model.resilienceSummary == "fail-safe 1h: 1 stale · refresh ahead 80%: 0 refreshes")
             #expect(await model.execute(.get(key: "never")).isError, "nothing to fall back on: the failure shows")

@@ -10,12 +10,12 @@ import Testing
         await model.withShutdown {
             _ = await model.execute(.toggle(name: "memory"))
             _ = await model.execute(.get(key: "user:7"))
-            let line = model.events[0].text
+            let line = model.events[0].text.withoutLatencies
             #expect(line.hasPrefix("get user:7  L1 skipped by condition → L2 miss"), "\(line)")
             _ = await model.execute(.toggle(name: "memory"))
             _ = await model.execute(.toggle(name: "disk"))
             _ = await model.execute(.get(key: "user:8"))
-            let second = model.events[0].text
+            let second = model.events[0].text.withoutLatencies
             #expect(second.hasPrefix("get user:8  L1 miss → L2 skipped by condition → origin hit"), "\(second)")
         }
     }
