@@ -552,6 +552,14 @@ extension RedisDifferentialTests {
             await shutdown(compositions)
             return report(0, "the Redis levels did not subscribe")
         }
+        /// When a failing read ran, and what the composition's tracking connection had done by then:
+        /// tells a late back-fill from a flush that never came (or a value Redis expired early).
+        func diagnosis(_ composition: Composition, _ answer: Answer) -> String {
+            let redis = composition.redis
+            return "read \(time(answer.started, from: start))…\(time(answer.ended, from: start)); \(composition.label)'s tracking: "
+                + "receiving \(redis.isReceivingInvalidations), subscribed \(redis.invalidationSubscriptions)x, "
+                + "\(redis.nearCacheFlushes) flushes, \(redis.invalidationsReceived) keys heard"
+        }
         func settle() async {
             for composition in compositions { await composition.cache.waitForPendingWrites() }
         }
@@ -606,7 +614,7 @@ extension RedisDifferentialTests {
                                 try? await Task.sleep(for: .milliseconds(1))
                                 continue
                             }
-                            return "\(composition.label) \(key) still answers \(answer) \(convergence) after the write: \(why)"
+                            return "\(composition.label) \(key) still answers \(answer) \(convergence) after the write: \(why) (\(diagnosis(composition, answer)))"
                         }
                         break
                     }
@@ -644,7 +652,7 @@ extension RedisDifferentialTests {
                     switch judge(answer, composition, key, model, origin) {
                     case .ok: continue
                     case .broken(let why), .stale(let why):
-                        return "\(what): \(composition.label) \(key) answered \(answer): \(why)"
+                        return "\(what): \(composition.label) \(key) answered \(answer): \(why) (\(diagnosis(composition, answer)))"
                     }
                 }
             }
